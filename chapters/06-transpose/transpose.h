@@ -1,0 +1,27 @@
+/// @file transpose.h
+/// @brief Chapter 06 contract: transposing a matrix through shared memory.
+///
+/// Matrices are row-major arrays of float in device memory. `in` has `rows` rows and
+/// `cols` columns; `out` receives its transpose, `cols` rows of `rows` elements, so that
+/// out[c * rows + r] == in[r * cols + c]. Any rows, cols >= 0 must work, not only multiples
+/// of the tile. The functions only enqueue work on `stream` and return; the caller
+/// synchronises and checks errors.
+#pragma once
+
+#include <cuda_runtime.h>
+
+/// Side of the square tile one thread block moves (elements).
+constexpr int kTransposeTile = 32;
+/// Rows of threads in a block: a block is kTransposeTile x kTransposeBlockRows threads,
+/// and each thread moves kTransposeTile / kTransposeBlockRows elements of its tile.
+constexpr int kTransposeBlockRows = 8;
+
+/// Given (chapters/06-transpose/given/transpose_naive.cu): reads `in` along rows, which is
+/// coalesced, and writes `out` down columns, which is not: every element of a warp's write
+/// lands in a different 32-byte segment. The baseline the tiled version has to beat.
+void transpose_naive(const float* in, float* out, int rows, int cols, cudaStream_t stream);
+
+/// Exercise (chapters/06-transpose/transpose.cu): the same result, with both the global
+/// reads and the global writes coalesced, by staging each tile in shared memory. The
+/// tile is padded by one column so that reading a column of it is free of bank conflicts.
+void transpose_tiled(const float* in, float* out, int rows, int cols, cudaStream_t stream);

@@ -1,0 +1,105 @@
+# course_add_chapter(<folder>) wires one chapter together, by convention:
+#
+#   chapters/<folder>/*.h        the exercise contract (what the tests call)
+#   chapters/<folder>/*.cu       the starter: the only files a student edits
+#   chapters/<folder>/given/*.cu working code the chapter hands out (naive versions)
+#   solutions/<folder>/*.cu      the reference solution, same file names as the starter
+#   tests/<folder>/*_test.cu     GoogleTest sources, compiled once, linked twice
+#   tests/<folder>/calibrate_*.cu  calibration programs (built against the solution)
+#   tests/<folder>/extra.cmake   optional: extra libraries for this chapter's tests
+#
+# Test names: student.<folder>.<Suite>.<Case> and solution.<folder>.<Suite>.<Case>.
+# Suites whose name contains "Perf" are labelled perf, the rest correctness; suites
+# whose name contains "Stretch" are also labelled stretch (optional for students).
+
+set(COURSE_CORRECTNESS_TIMEOUT 90 CACHE STRING "Seconds one correctness test may run")
+set(COURSE_PERF_TIMEOUT 180 CACHE STRING "Seconds one performance test may run")
+
+# Adds the ctest tests of one test executable, one ctest test per GoogleTest case.
+function(course_discover_tests target role chapter)
+  # filter ; extra labels ; timeout
+  set(groups
+    "-*Perf*:*Stretch*|correctness|${COURSE_CORRECTNESS_TIMEOUT}"
+    "*Perf*-*Stretch*|perf|${COURSE_PERF_TIMEOUT}"
+    "*Stretch*-*Perf*|correctness;stretch|${COURSE_CORRECTNESS_TIMEOUT}"
+    "*Stretch*Perf*:*Perf*Stretch*|perf;stretch|${COURSE_PERF_TIMEOUT}")
+  foreach(group IN LISTS groups)
+    string(REPLACE "|" ";" parts "${group}")
+    list(GET parts 0 filter)
+    list(SUBLIST parts 1 -1 rest)
+    list(POP_BACK rest timeout)
+    set(serial FALSE)
+    if("perf" IN_LIST rest)
+      set(serial TRUE)  # timings are only meaningful with the GPU to themselves
+    endif()
+    gtest_discover_tests(${target}
+      TEST_PREFIX "${role}.${chapter}."
+      TEST_FILTER "${filter}"
+      NO_PRETTY_VALUES
+      DISCOVERY_MODE PRE_TEST
+      PROPERTIES LABELS "${role};${chapter};${rest}" TIMEOUT ${timeout} RUN_SERIAL ${serial})
+  endforeach()
+endfunction()
+
+function(course_add_chapter chapter)
+  set(chapter_dir "${PROJECT_SOURCE_DIR}/chapters/${chapter}")
+  set(solution_dir "${PROJECT_SOURCE_DIR}/solutions/${chapter}")
+  set(test_dir "${PROJECT_SOURCE_DIR}/tests/${chapter}")
+  string(REPLACE "-" "_" id "ch${chapter}")
+
+  # Maintainers only (tools/check-thresholds.sh): build the student tests against another
+  # implementation of the starter, given as COURSE_STARTER_OVERRIDE=<chapter>=<folder>.
+  set(starter_dir "${chapter_dir}")
+  if(COURSE_STARTER_OVERRIDE MATCHES "^${chapter}=(.+)$")
+    set(starter_dir "${CMAKE_MATCH_1}")
+    message(STATUS "${chapter}: student tests built against ${starter_dir}")
+  endif()
+  file(GLOB starter_sources CONFIGURE_DEPENDS "${starter_dir}/*.cu")
+  file(GLOB given_sources CONFIGURE_DEPENDS "${chapter_dir}/given/*.cu")
+  file(GLOB test_sources CONFIGURE_DEPENDS "${test_dir}/*_test.cu" "${test_dir}/*_test.cpp")
+  file(GLOB calibration_sources CONFIGURE_DEPENDS "${test_dir}/calibrate_*.cu" "${test_dir}/calibrate_*.cpp")
+
+  # Code the chapter hands out, shared by the starter and the solution.
+  add_library(${id}_given STATIC ${given_sources})
+  target_include_directories(${id}_given PUBLIC "${chapter_dir}")
+  target_link_libraries(${id}_given PUBLIC CUDA::cudart)
+
+  set(roles student)
+  add_library(${id}_student STATIC ${starter_sources})
+  target_link_libraries(${id}_student PUBLIC ${id}_given)
+
+  if(COURSE_HAVE_SOLUTIONS AND EXISTS "${solution_dir}")
+    file(GLOB solution_sources CONFIGURE_DEPENDS "${solution_dir}/*.cu")
+    add_library(${id}_solution STATIC ${solution_sources})
+    target_include_directories(${id}_solution PUBLIC "${solution_dir}")
+    target_link_libraries(${id}_solution PUBLIC ${id}_given)
+    list(APPEND roles solution)
+  endif()
+
+  # The tests are compiled once ...
+  add_library(${id}_tests_obj OBJECT ${test_sources})
+  target_link_libraries(${id}_tests_obj PUBLIC course_support GTest::gtest ${id}_given)
+  set(extra_libraries "")
+  if(EXISTS "${test_dir}/extra.cmake")
+    include("${test_dir}/extra.cmake")  # may append to extra_libraries
+  endif()
+  target_link_libraries(${id}_tests_obj PUBLIC ${extra_libraries})
+
+  # ... and linked twice: against the starter and against the reference.
+  foreach(role IN LISTS roles)
+    set(exe ${role}_${id}_tests)
+    add_executable(${exe})
+    target_link_libraries(${exe} PRIVATE ${id}_tests_obj ${id}_${role} course_gtest_main)
+    course_discover_tests(${exe} ${role} ${chapter})
+    set_property(GLOBAL APPEND PROPERTY COURSE_TEST_TARGETS ${exe})
+  endforeach()
+
+  if(TARGET ${id}_solution)
+    foreach(source IN LISTS calibration_sources)
+      get_filename_component(name "${source}" NAME_WE)
+      set(exe ${name})
+      add_executable(${exe} "${source}")
+      target_link_libraries(${exe} PRIVATE ${id}_solution course_support ${extra_libraries})
+    endforeach()
+  endif()
+endfunction()

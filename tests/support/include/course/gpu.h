@@ -1,0 +1,36 @@
+/// @file gpu.h
+/// @brief Finding the GPU, describing it, and measuring its copy peak.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+namespace course {
+
+/// Why no GPU test can run here ("no CUDA device: <error>"), or nothing when a device is usable.
+std::optional<std::string> gpu_unavailable_reason();
+
+/// What the tests need to know about the current device.
+struct DeviceInfo {
+  std::string name;
+  int compute_major = 0;
+  int compute_minor = 0;
+  int sm_count = 0;
+  std::size_t l2_bytes = 0;
+  std::size_t global_memory_bytes = 0;
+  int async_engine_count = 0;
+  bool can_map_host_memory = false;
+};
+
+/// Properties of the current device (read once per process).
+const DeviceInfo& current_device();
+
+/// One line naming the device, e.g. "NVIDIA H100 80GB HBM3 (cc 9.0, 132 SMs, 50 MiB L2)".
+std::string device_line();
+
+/// Device-to-device cudaMemcpy bandwidth in GB/s (bytes read + bytes written), measured
+/// once per process on a 256 MiB buffer: the peak that bandwidth thresholds are ratios to.
+double measure_copy_peak_gbps();
+
+}  // namespace course

@@ -1,0 +1,45 @@
+/// @file perf.h
+/// @brief Performance checks: a measured rate as a ratio to a baseline measured in the
+/// same process (the copy peak, a naive kernel, cuBLAS), against a required ratio.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "course/timing.h"
+
+namespace course {
+
+/// Effective bandwidth in GB/s (10^9 bytes/s): (bytes read + bytes written) / time.
+double effective_bandwidth_gbps(double bytes_read, double bytes_written, double milliseconds);
+
+/// Parses COURSE_PERF_SCALE ("0.8"): a factor in (0, 2] applied to every required ratio.
+/// Throws std::invalid_argument on anything else.
+double parse_perf_scale(const std::string& text);
+
+/// The factor from the environment variable COURSE_PERF_SCALE, 1 when unset.
+double perf_threshold_scale();
+
+/// One performance requirement and its measurement.
+struct PerfCheck {
+  std::string what;           ///< e.g. "transpose_tiled 8192x8192"
+  double measured = 0;        ///< e.g. 2740 (GB/s)
+  std::string unit;           ///< e.g. "GB/s"
+  double baseline = 0;        ///< e.g. 2922 (GB/s)
+  std::string baseline_name;  ///< e.g. "the device-to-device copy peak"
+  double required_ratio = 0;  ///< before COURSE_PERF_SCALE
+  std::string hint;           ///< what usually causes a shortfall
+  TimingStats timing;         ///< of the measured code, for the noise report
+};
+
+/// The one-line report every perf test prints (the grade summary reads it):
+/// "[  PERF    ] <what>: <measured> <unit> = <ratio> x <baseline name> (<baseline> <unit>);
+///  required >= <ratio>".
+std::string perf_line(const PerfCheck& check, double scale);
+
+/// Prints perf_line, records it as test properties, and passes if measured / baseline
+/// >= required_ratio * perf_threshold_scale(); on failure the message carries the hint.
+::testing::AssertionResult meets_ratio(const PerfCheck& check);
+
+}  // namespace course

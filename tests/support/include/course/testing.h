@@ -1,0 +1,20 @@
+/// @file testing.h
+/// @brief Everything a chapter test includes: the helpers above plus the GPU guard.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include "course/compare.h"
+#include "course/cuda_check.h"
+#include "course/device_buffer.h"
+#include "course/gpu.h"
+#include "course/perf.h"
+#include "course/random.h"
+#include "course/timing.h"
+
+/// Skips the current test, with the reason, when no usable CUDA device is present.
+#define COURSE_REQUIRE_GPU()                                               \
+  do {                                                                     \
+    if (const auto course_why_ = ::course::gpu_unavailable_reason())       \
+      GTEST_SKIP() << *course_why_;                                        \
+  } while (0)

@@ -1,0 +1,30 @@
+/// @file timing.h
+/// @brief Timing device work with CUDA events: warm-up, then the median of many repetitions.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <functional>
+#include <vector>
+
+namespace course {
+
+/// Summary of repeated timings, in milliseconds.
+struct TimingStats {
+  double median_ms = 0;
+  double min_ms = 0;
+  double max_ms = 0;
+  int repetitions = 0;
+  /// (max - min) / median: how noisy the repetitions were.
+  double relative_spread() const { return median_ms > 0 ? (max_ms - min_ms) / median_ms : 0; }
+};
+
+/// Median, minimum and maximum of samples (CPU only; throws on an empty list).
+TimingStats summarize_timings(std::vector<double> samples_ms);
+
+/// Times `work(stream)` with CUDA events: `warmups` untimed runs, then `repetitions` timed
+/// ones, each between its own pair of events. Checks launch errors after the warm-up.
+TimingStats time_on_stream(const std::function<void(cudaStream_t)>& work, cudaStream_t stream,
+                           int warmups = 3, int repetitions = 20);
+
+}  // namespace course

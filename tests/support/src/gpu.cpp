@@ -1,0 +1,76 @@
+#include "course/gpu.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "course/cuda_check.h"
+#include "course/device_buffer.h"
+#include "course/timing.h"
+
+namespace course {
+
+std::optional<std::string> gpu_unavailable_reason() {
+  int count = 0;
+  const cudaError_t code = cudaGetDeviceCount(&count);
+  if (code != cudaSuccess) {
+    cudaGetLastError();  // clear it, so that it does not look like a failure of the test
+    return std::string("no CUDA device: ") + cudaGetErrorString(code);
+  }
+  if (count == 0) return std::string("no CUDA device: none visible");
+  return std::nullopt;
+}
+
+const DeviceInfo& current_device() {
+  static const DeviceInfo info = [] {
+    int device = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    cudaDeviceProp prop{};
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+    DeviceInfo result;
+    result.name = prop.name;
+    result.compute_major = prop.major;
+    result.compute_minor = prop.minor;
+    result.sm_count = prop.multiProcessorCount;
+    result.l2_bytes = static_cast<std::size_t>(prop.l2CacheSize);
+    result.global_memory_bytes = prop.totalGlobalMem;
+    result.async_engine_count = prop.asyncEngineCount;
+    result.can_map_host_memory = prop.canMapHostMemory != 0;
+    return result;
+  }();
+  return info;
+}
+
+std::string device_line() {
+  const DeviceInfo& d = current_device();
+  std::ostringstream out;
+  out << d.name << " (cc " << d.compute_major << "." << d.compute_minor << ", " << d.sm_count
+      << " SMs, " << d.l2_bytes / (1024 * 1024) << " MiB L2)";
+  return out.str();
+}
+
+double measure_copy_peak_gbps() {
+  static const double peak = [] {
+    // 256 MiB each way: five times the largest L2 of current GPUs, so DRAM is measured.
+    constexpr std::size_t kBytes = std::size_t{256} << 20;
+    DeviceBuffer<unsigned char> source(kBytes);
+    DeviceBuffer<unsigned char> destination(kBytes);
+    CUDA_CHECK(cudaMemset(source.data(), 1, kBytes));
+    Stream stream;
+    const TimingStats t = time_on_stream(
+        [&](cudaStream_t s) {
+          CUDA_CHECK(cudaMemcpyAsync(destination.data(), source.data(), kBytes,
+                                     cudaMemcpyDeviceToDevice, s));
+        },
+        stream, 3, 20);
+    const double gbps = 2.0 * kBytes / 1e9 / (t.median_ms / 1e3);
+    std::printf("[  PEAK    ] device-to-device cudaMemcpy, 256 MiB: %.1f GB/s on %s\n", gbps,
+                device_line().c_str());
+    return gbps;
+  }();
+  return peak;
+}
+
+}  // namespace course

@@ -1,0 +1,74 @@
+#include "course/perf.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+
+namespace course {
+
+double effective_bandwidth_gbps(double bytes_read, double bytes_written, double milliseconds) {
+  if (milliseconds <= 0) throw std::invalid_argument("effective_bandwidth_gbps: time <= 0");
+  return (bytes_read + bytes_written) / 1e9 / (milliseconds / 1e3);
+}
+
+double parse_perf_scale(const std::string& text) {
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !(value > 0.0 && value <= 2.0))
+    throw std::invalid_argument("COURSE_PERF_SCALE must be a number in (0, 2], got '" + text + "'");
+  return value;
+}
+
+double perf_threshold_scale() {
+  static const double scale = [] {
+    const char* text = std::getenv("COURSE_PERF_SCALE");
+    return text ? parse_perf_scale(text) : 1.0;
+  }();
+  return scale;
+}
+
+std::string perf_line(const PerfCheck& c, double scale) {
+  const double ratio = c.baseline > 0 ? c.measured / c.baseline : 0;
+  char buffer[512];
+  std::snprintf(buffer, sizeof buffer,
+                "[  PERF    ] %s: %.1f %s = %.3f x %s (%.1f %s); required >= %.3f",
+                c.what.c_str(), c.measured, c.unit.c_str(), ratio, c.baseline_name.c_str(),
+                c.baseline, c.unit.c_str(), c.required_ratio * scale);
+  std::string line = buffer;
+  if (scale != 1.0) {
+    std::snprintf(buffer, sizeof buffer, " (%.3f scaled by COURSE_PERF_SCALE=%g)", c.required_ratio,
+                  scale);
+    line += buffer;
+  }
+  if (c.timing.repetitions > 0) {
+    std::snprintf(buffer, sizeof buffer, " [median of %d, spread %.1f%%]", c.timing.repetitions,
+                  100.0 * c.timing.relative_spread());
+    line += buffer;
+  }
+  return line;
+}
+
+::testing::AssertionResult meets_ratio(const PerfCheck& c) {
+  const double scale = perf_threshold_scale();
+  const double ratio = c.baseline > 0 ? c.measured / c.baseline : 0;
+  const double required = c.required_ratio * scale;
+  std::printf("%s\n", perf_line(c, scale).c_str());
+  std::fflush(stdout);
+  ::testing::Test::RecordProperty("measured", std::to_string(c.measured) + " " + c.unit);
+  ::testing::Test::RecordProperty("baseline", std::to_string(c.baseline) + " " + c.unit);
+  ::testing::Test::RecordProperty("ratio", std::to_string(ratio));
+  ::testing::Test::RecordProperty("required_ratio", std::to_string(required));
+  if (ratio >= required) return ::testing::AssertionSuccess();
+  char buffer[256];
+  std::snprintf(buffer, sizeof buffer, "%s reached %.1f %s, %.0f%% of %s (%.1f %s); %.0f%% is needed.",
+                c.what.c_str(), c.measured, c.unit.c_str(), 100 * ratio, c.baseline_name.c_str(),
+                c.baseline, c.unit.c_str(), 100 * required);
+  return ::testing::AssertionFailure() << buffer << "\nHint: " << c.hint;
+}
+
+}  // namespace course

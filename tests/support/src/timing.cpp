@@ -1,0 +1,60 @@
+#include "course/timing.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "course/cuda_check.h"
+
+namespace course {
+
+TimingStats summarize_timings(std::vector<double> samples_ms) {
+  if (samples_ms.empty()) throw std::invalid_argument("summarize_timings: no samples");
+  std::sort(samples_ms.begin(), samples_ms.end());
+  const std::size_t n = samples_ms.size();
+  TimingStats stats;
+  stats.median_ms = n % 2 == 1 ? samples_ms[n / 2] : 0.5 * (samples_ms[n / 2 - 1] + samples_ms[n / 2]);
+  stats.min_ms = samples_ms.front();
+  stats.max_ms = samples_ms.back();
+  stats.repetitions = static_cast<int>(n);
+  return stats;
+}
+
+namespace {
+// Events are released even when a check throws half-way.
+struct EventPair {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  EventPair() {
+    CUDA_CHECK(cudaEventCreate(&start));
+    CUDA_CHECK(cudaEventCreate(&stop));
+  }
+  ~EventPair() {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+  }
+};
+}  // namespace
+
+TimingStats time_on_stream(const std::function<void(cudaStream_t)>& work, cudaStream_t stream,
+                           int warmups, int repetitions) {
+  if (repetitions < 1) throw std::invalid_argument("time_on_stream: repetitions < 1");
+  for (int i = 0; i < warmups; ++i) work(stream);
+  CUDA_CHECK(cudaGetLastError());
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+
+  EventPair events;
+  std::vector<double> samples;
+  samples.reserve(static_cast<std::size_t>(repetitions));
+  for (int i = 0; i < repetitions; ++i) {
+    CUDA_CHECK(cudaEventRecord(events.start, stream));
+    work(stream);
+    CUDA_CHECK(cudaEventRecord(events.stop, stream));
+    CUDA_CHECK(cudaEventSynchronize(events.stop));
+    CUDA_CHECK(cudaGetLastError());
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, events.start, events.stop));
+    samples.push_back(ms);
+  }
+  return summarize_timings(std::move(samples));
+}
+
+}  // namespace course

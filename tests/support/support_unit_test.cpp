@@ -1,0 +1,164 @@
+// CPU-side unit tests of the support library. No GPU needed.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "course/compare.h"
+#include "course/cuda_check.h"
+#include "course/perf.h"
+#include "course/random.h"
+#include "course/timing.h"
+
+namespace {
+
+float poison_value() {
+  float f;
+  const unsigned int bits = 0xFFFFFFFFu;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+TEST(Compare, IdenticalArraysPass) {
+  const std::vector<float> a{1, 2, 3};
+  EXPECT_TRUE(course::all_close(a, a, {0, 0}));
+}
+
+TEST(Compare, CountsMismatchesAndListsTheFirstWithIndices) {
+  const std::vector<float> expected{0, 1, 2, 3, 4, 5};
+  const std::vector<float> actual{0, 1.5f, 2, 3, 9, 5};
+  const auto report = course::compare(std::vector<double>(expected.begin(), expected.end()).data(),
+                                      actual.data(), actual.size(), {1e-6, 0});
+  EXPECT_EQ(report.mismatched, 2u);
+  EXPECT_EQ(report.unwritten, 0u);
+  ASSERT_EQ(report.first.size(), 2u);
+  EXPECT_EQ(report.first[0].index, 1u);
+  EXPECT_EQ(report.first[1].index, 4u);
+  const std::string text = course::describe(report, {2, 3});
+  EXPECT_NE(text.find("2 of 6 elements differ"), std::string::npos) << text;
+  EXPECT_NE(text.find("(row 0, col 1) expected 1, got 1.5"), std::string::npos) << text;
+  EXPECT_NE(text.find("(row 1, col 1) expected 4, got 9"), std::string::npos) << text;
+}
+
+TEST(Compare, ReportsUnwrittenElements) {
+  const std::vector<float> expected{1, 2, 3};
+  const std::vector<float> actual{1, poison_value(), poison_value()};
+  const auto result = course::all_close(expected, actual, {0, 0});
+  EXPECT_FALSE(result);
+  EXPECT_NE(std::string(result.message()).find("2 of them were never written"), std::string::npos)
+      << result.message();
+}
+
+TEST(Compare, NaNNeverPasses) {
+  const std::vector<float> expected{1};
+  const std::vector<float> actual{std::numeric_limits<float>::quiet_NaN()};
+  EXPECT_FALSE(course::all_close(expected, actual, {1e30, 1e30}));
+}
+
+TEST(Compare, ToleranceIsAbsolutePlusRelative) {
+  const std::vector<double> expected{100.0};
+  EXPECT_TRUE(course::all_close(expected, std::vector<float>{100.5f}, {0.0, 0.01}));
+  EXPECT_FALSE(course::all_close(expected, std::vector<float>{101.5f}, {0.0, 0.01}));
+  EXPECT_TRUE(course::all_close(expected, std::vector<float>{101.5f}, {0.6, 0.01}));
+}
+
+TEST(Compare, ListsAtMostTheRequestedNumber) {
+  const std::vector<double> expected(100, 0.0);
+  const std::vector<float> actual(100, 1.0f);
+  const auto report = course::compare(expected.data(), actual.data(), 100, {0, 0}, 5);
+  EXPECT_EQ(report.mismatched, 100u);
+  EXPECT_EQ(report.first.size(), 5u);
+}
+
+TEST(Compare, SizeMismatchFails) {
+  EXPECT_FALSE(course::all_close(std::vector<float>{1, 2}, std::vector<float>{1}, {0, 0}));
+}
+
+TEST(Timing, MedianOfOddAndEvenCounts) {
+  EXPECT_DOUBLE_EQ(course::summarize_timings({5, 1, 3}).median_ms, 3);
+  EXPECT_DOUBLE_EQ(course::summarize_timings({4, 1, 3, 2}).median_ms, 2.5);
+  const auto stats = course::summarize_timings({2, 4, 3});
+  EXPECT_DOUBLE_EQ(stats.min_ms, 2);
+  EXPECT_DOUBLE_EQ(stats.max_ms, 4);
+  EXPECT_EQ(stats.repetitions, 3);
+  EXPECT_NEAR(stats.relative_spread(), 2.0 / 3.0, 1e-12);
+  EXPECT_THROW(course::summarize_timings({}), std::invalid_argument);
+}
+
+TEST(Bandwidth, CountsBytesReadAndWritten) {
+  // 1 GB read + 1 GB written in 1 ms = 2000 GB/s.
+  EXPECT_DOUBLE_EQ(course::effective_bandwidth_gbps(1e9, 1e9, 1.0), 2000.0);
+  EXPECT_THROW(course::effective_bandwidth_gbps(1, 1, 0), std::invalid_argument);
+}
+
+TEST(PerfScale, ParsesValidFactorsAndRejectsOthers) {
+  EXPECT_DOUBLE_EQ(course::parse_perf_scale("0.8"), 0.8);
+  EXPECT_DOUBLE_EQ(course::parse_perf_scale("1"), 1.0);
+  for (const char* bad : {"", "abc", "0", "-1", "0.8x", "3"})
+    EXPECT_THROW(course::parse_perf_scale(bad), std::invalid_argument) << "'" << bad << "'";
+}
+
+TEST(PerfCheck, LineNamesMeasuredBaselineRatioAndRequirement) {
+  course::PerfCheck check;
+  check.what = "transpose";
+  check.measured = 1500;
+  check.unit = "GB/s";
+  check.baseline = 3000;
+  check.baseline_name = "copy peak";
+  check.required_ratio = 0.75;
+  const std::string line = course::perf_line(check, 1.0);
+  EXPECT_EQ(line, "[  PERF    ] transpose: 1500.0 GB/s = 0.500 x copy peak (3000.0 GB/s); required >= 0.750");
+  EXPECT_NE(course::perf_line(check, 0.5).find("required >= 0.375"), std::string::npos);
+}
+
+TEST(PerfCheck, FailureMessageGivesPercentagesAndHint) {
+  course::PerfCheck check{"k", 50, "GB/s", 100, "copy peak", 0.75, "look at bank conflicts", {}};
+  const auto result = course::meets_ratio(check);
+  EXPECT_FALSE(result);
+  const std::string message = result.message();
+  EXPECT_NE(message.find("50% of copy peak"), std::string::npos) << message;
+  EXPECT_NE(message.find("75% is needed"), std::string::npos) << message;
+  EXPECT_NE(message.find("Hint: look at bank conflicts"), std::string::npos) << message;
+  check.measured = 80;
+  EXPECT_TRUE(course::meets_ratio(check));
+}
+
+TEST(Seed, ParsesDigitsOnly) {
+  EXPECT_EQ(course::parse_seed("12345"), 12345u);
+  for (const char* bad : {"", "-3", "1e3", "abc", "99999999999999999999999"})
+    EXPECT_THROW(course::parse_seed(bad), std::invalid_argument) << "'" << bad << "'";
+}
+
+TEST(Seed, NoteTellsHowToReplay) {
+  const std::string note = course::seed_note();
+  EXPECT_NE(note.find("COURSE_SEED=" + std::to_string(course::test_seed())), std::string::npos);
+}
+
+TEST(Random, SameSeedSameValuesWithinRange) {
+  const auto a = course::random_floats(1000, 7, -2.0f, 3.0f);
+  const auto b = course::random_floats(1000, 7, -2.0f, 3.0f);
+  const auto c = course::random_floats(1000, 8, -2.0f, 3.0f);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  for (float v : a) {
+    EXPECT_GE(v, -2.0f);
+    EXPECT_LE(v, 3.0f);
+  }
+}
+
+TEST(CudaCheck, MessageNamesCallFileAndLine) {
+  const std::string text =
+      course::describe_cuda_error(cudaErrorInvalidValue, "cudaMalloc(&p, n)", "x.cu", 42);
+  EXPECT_NE(text.find("cudaMalloc(&p, n) failed at x.cu:42: cudaErrorInvalidValue"), std::string::npos)
+      << text;
+  try {
+    CUDA_CHECK(cudaErrorInvalidValue);
+    FAIL() << "CUDA_CHECK did not throw";
+  } catch (const course::CudaError& error) {
+    EXPECT_EQ(error.code(), cudaErrorInvalidValue);
+    EXPECT_NE(std::string(error.what()).find("support_unit_test.cpp"), std::string::npos);
+  }
+}
+
+}  // namespace
