@@ -21,8 +21,9 @@ for dir in "$top"/tools/threshold-variants/*/*/; do
     || { echo "   FAILED to build (see $build.build.log)"; status=1; continue; }
   ctest --test-dir "$build" -R "^student\.$chapter\." --output-on-failure >"$build.$chapter.$variant.log" 2>&1
   # Every test listed as failed, whatever the reason; a crash or timeout is never expected.
-  failed=$(sed -n '/The following tests FAILED:/,$ s/^[[:space:]]*[0-9]* - \(student\.[^ ]*\) (.*)$/\1/p' "$build.$chapter.$variant.log" | sort)
-  if grep -A1000 "The following tests FAILED:" "$build.$chapter.$variant.log" | grep -E "^[[:space:]]*[0-9]+ - " | grep -v "(Failed)$"; then
+  # ctest lists "  N - <name> (<reason>)", newer versions followed by the labels.
+  failed=$(sed -n '/The following tests FAILED:/,$ s/^[[:space:]]*[0-9]* - \(student\.[^ ]*\) (.*$/\1/p' "$build.$chapter.$variant.log" | sort)
+  if grep -A1000 "The following tests FAILED:" "$build.$chapter.$variant.log" | grep -E "^[[:space:]]*[0-9]+ - " | grep -v "(Failed)"; then
     echo "   a test crashed or timed out"; status=1
   fi
   all=$(ctest --test-dir "$build" -N -R "^student\.$chapter\." | sed -n 's/^ *Test *#[0-9]*: //p' | sort)

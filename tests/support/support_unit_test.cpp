@@ -114,14 +114,16 @@ TEST(PerfCheck, LineNamesMeasuredBaselineRatioAndRequirement) {
 
 TEST(PerfCheck, FailureMessageGivesPercentagesAndHint) {
   course::PerfCheck check{"k", 50, "GB/s", 100, "copy peak", 0.75, "look at bank conflicts", {}};
-  const auto result = course::meets_ratio(check);
+  const auto result = course::evaluate_ratio(check, 1.0);
   EXPECT_FALSE(result);
   const std::string message = result.message();
   EXPECT_NE(message.find("50% of copy peak"), std::string::npos) << message;
   EXPECT_NE(message.find("75% is needed"), std::string::npos) << message;
   EXPECT_NE(message.find("Hint: look at bank conflicts"), std::string::npos) << message;
   check.measured = 80;
-  EXPECT_TRUE(course::meets_ratio(check));
+  EXPECT_TRUE(course::evaluate_ratio(check, 1.0));
+  check.measured = 50;
+  EXPECT_TRUE(course::evaluate_ratio(check, 0.5)) << "COURSE_PERF_SCALE=0.5 halves the requirement";
 }
 
 TEST(Seed, ParsesDigitsOnly) {

@@ -41,6 +41,8 @@ class DeviceBuffer {
   void upload(const std::vector<T>& host) {
     if (host.size() != count_) throw std::invalid_argument("DeviceBuffer::upload: size mismatch");
     if (count_ > 0) CUDA_CHECK(cudaMemcpy(data_, host.data(), bytes(), cudaMemcpyHostToDevice));
+    // A pageable cudaMemcpy may return before the data lands: finish it before any kernel.
+    CUDA_CHECK(cudaDeviceSynchronize());
   }
   std::vector<T> download() const {
     std::vector<T> host(count_);
@@ -51,6 +53,9 @@ class DeviceBuffer {
   /// never writes are told apart from wrong values.
   void poison() {
     if (count_ > 0) CUDA_CHECK(cudaMemset(data_, 0xFF, bytes()));
+    // cudaMemset is asynchronous: finish it, so it cannot overwrite what a kernel on
+    // another stream writes next.
+    CUDA_CHECK(cudaDeviceSynchronize());
   }
 
  private:
@@ -62,10 +67,11 @@ class DeviceBuffer {
   std::size_t count_ = 0;
 };
 
-/// Owns a non-default CUDA stream.
+/// Owns a CUDA stream. It is a blocking stream: work on it is ordered after work on the
+/// legacy default stream (plain cudaMemset, cudaMemcpy), which keeps the tests simple.
 class Stream {
  public:
-  Stream() { CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  Stream() { CUDA_CHECK(cudaStreamCreate(&stream_)); }
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
   ~Stream() { cudaStreamDestroy(stream_); }

@@ -38,6 +38,10 @@ struct PerfCheck {
 ///  required >= <ratio>".
 std::string perf_line(const PerfCheck& check, double scale);
 
+/// Judges a check without printing: passes if measured / baseline >= required_ratio * scale;
+/// a failure message gives both as percentages and the hint.
+::testing::AssertionResult evaluate_ratio(const PerfCheck& check, double scale);
+
 /// Prints perf_line, records it as test properties, and passes if measured / baseline
 /// >= required_ratio * perf_threshold_scale(); on failure the message carries the hint.
 ::testing::AssertionResult meets_ratio(const PerfCheck& check);
