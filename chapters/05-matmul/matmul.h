@@ -1,0 +1,40 @@
+/// @file matmul.h
+/// @brief Chapter 05 contract: matrix multiplication through shared memory.
+///
+/// All matrices are row-major arrays of float in device memory, with no padding between
+/// rows. C = A·B takes A (M x K) and B (K x N) to C (M x N); C = A·Aᵀ takes A (M x K) to
+/// C (M x M). Any sizes >= 1 must work, not only multiples of the tile. The functions
+/// enqueue work on `stream` and return; the caller synchronises and checks errors.
+#pragma once
+
+#include <cuda_runtime.h>
+
+/// Side of the square tiles of exercises 1 and 2; their blocks are kMatmulTile x kMatmulTile
+/// threads, one output element per thread.
+constexpr int kMatmulTile = 32;
+
+/// Given (given/matmul_naive.cu): one thread per element of C, reading a row of A and a
+/// column of B straight from global memory; threadIdx.x runs along the columns of C, so the
+/// reads of B are coalesced and those of A are broadcast.
+void matmul_naive(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t stream);
+
+/// Exercise 1 (matmul_tiled.cu): C = A·B with kMatmulTile x kMatmulTile tiles of A and B
+/// staged in shared memory, so that each element loaded from global memory is used
+/// kMatmulTile times.
+void matmul_tiled(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t stream);
+
+/// Given (given/aat_naive.cu): C = A·Aᵀ, one thread per element, C[r][c] = row r of A
+/// dotted with row c of A. Consecutive threads read rows c, c+1, ... of A: addresses K
+/// floats apart, a strided access that wastes most of every sector it loads.
+void aat_naive(const float* A, float* C, int M, int K, cudaStream_t stream);
+
+/// Exercise 2 (aat_tiled.cu): C = A·Aᵀ with coalesced loads of both operands: the tile
+/// of the second operand is read along rows of A and stored transposed in shared memory,
+/// padded by one column so that the transposing store is free of bank conflicts.
+void aat_tiled(const float* A, float* C, int M, int K, cudaStream_t stream);
+
+/// Exercise 3, stretch (matmul_register_tiled.cu): C = A·B where each thread computes a
+/// small block of C (e.g. 8 x 8) in registers from shared-memory tiles, so that each value
+/// read from shared memory feeds several multiply-adds. Launch configuration is yours.
+void matmul_register_tiled(const float* A, const float* B, float* C, int M, int N, int K,
+                           cudaStream_t stream);

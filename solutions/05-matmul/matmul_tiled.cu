@@ -1,0 +1,46 @@
+// Reference solution of chapter 05, exercise 1: C = A·B with shared-memory tiles.
+#include "matmul.h"
+#include "matmul_variants.h"
+
+namespace {
+
+template <int kTile>
+__global__ void matmul_tiled_kernel(const float* __restrict__ A, const float* __restrict__ B,
+                                    float* __restrict__ C, int M, int N, int K) {
+  __shared__ float a_tile[kTile][kTile];
+  __shared__ float b_tile[kTile][kTile];
+  const int row = blockIdx.y * kTile + threadIdx.y;
+  const int col = blockIdx.x * kTile + threadIdx.x;
+  float sum = 0.0f;
+
+  for (int k0 = 0; k0 < K; k0 += kTile) {
+    const int a_col = k0 + threadIdx.x;
+    const int b_row = k0 + threadIdx.y;
+    // Zeros outside the matrices: the partial tiles at the edges then add nothing.
+    a_tile[threadIdx.y][threadIdx.x] = (row < M && a_col < K) ? A[static_cast<size_t>(row) * K + a_col] : 0.0f;
+    b_tile[threadIdx.y][threadIdx.x] = (b_row < K && col < N) ? B[static_cast<size_t>(b_row) * N + col] : 0.0f;
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < kTile; ++i) sum += a_tile[threadIdx.y][i] * b_tile[i][threadIdx.x];
+    __syncthreads();  // the next step overwrites the tiles
+  }
+  if (row < M && col < N) C[static_cast<size_t>(row) * N + col] = sum;
+}
+
+template <int kTile>
+void launch(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t stream) {
+  if (M <= 0 || N <= 0 || K <= 0) return;
+  const dim3 block(kTile, kTile);
+  const dim3 grid((N + kTile - 1) / kTile, (M + kTile - 1) / kTile);
+  matmul_tiled_kernel<kTile><<<grid, block, 0, stream>>>(A, B, C, M, N, K);
+}
+
+}  // namespace
+
+void matmul_tiled(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t stream) {
+  launch<kMatmulTile>(A, B, C, M, N, K, stream);
+}
+
+void matmul_tiled16(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t stream) {
+  launch<16>(A, B, C, M, N, K, stream);
+}
