@@ -2,7 +2,7 @@
 #
 #   chapters/<folder>/*.h        the exercise contract (what the tests call)
 #   chapters/<folder>/*.cu       the starter: the only files a student edits
-#   chapters/<folder>/given/*.cu working code the chapter hands out (naive versions)
+#   chapters/<folder>/given/*.cu working code the chapter hands out (naive versions, launches)
 #   solutions/<folder>/*.cu      the reference solution, same file names as the starter
 #   tests/<folder>/*_test.cu     GoogleTest sources, compiled once, linked twice
 #   tests/<folder>/calibrate_*.cu  calibration programs (built against the solution)
@@ -69,29 +69,31 @@ function(course_add_chapter chapter)
   file(GLOB test_sources CONFIGURE_DEPENDS "${test_dir}/*_test.cu" "${test_dir}/*_test.cpp")
   file(GLOB calibration_sources CONFIGURE_DEPENDS "${test_dir}/calibrate_*.cu" "${test_dir}/calibrate_*.cpp")
 
-  # Code the chapter hands out, shared by the starter and the solution.
-  add_library(${id}_given STATIC ${given_sources})
-  target_include_directories(${id}_given PUBLIC "${chapter_dir}")
-  target_link_libraries(${id}_given PUBLIC CUDA::cudart)
+  # The contract: the chapter's headers.
+  add_library(${id}_contract INTERFACE)
+  target_include_directories(${id}_contract INTERFACE "${chapter_dir}")
+  target_link_libraries(${id}_contract INTERFACE CUDA::cudart)
 
+  # The code the chapter hands out (given/) goes into both libraries: it may launch kernels
+  # that the starter or the solution defines.
   set(roles student)
-  add_library(${id}_student STATIC ${starter_sources})
-  target_link_libraries(${id}_student PUBLIC ${id}_given)
+  add_library(${id}_student STATIC ${starter_sources} ${given_sources})
+  target_link_libraries(${id}_student PUBLIC ${id}_contract)
   if(starter_include_dir)
     target_include_directories(${id}_student PRIVATE "${starter_include_dir}")
   endif()
 
   if(COURSE_HAVE_SOLUTIONS AND EXISTS "${solution_dir}")
     file(GLOB solution_sources CONFIGURE_DEPENDS "${solution_dir}/*.cu")
-    add_library(${id}_solution STATIC ${solution_sources})
+    add_library(${id}_solution STATIC ${solution_sources} ${given_sources})
     target_include_directories(${id}_solution PUBLIC "${solution_dir}")
-    target_link_libraries(${id}_solution PUBLIC ${id}_given)
+    target_link_libraries(${id}_solution PUBLIC ${id}_contract)
     list(APPEND roles solution)
   endif()
 
   # The tests are compiled once ...
   add_library(${id}_tests_obj OBJECT ${test_sources})
-  target_link_libraries(${id}_tests_obj PUBLIC course_support GTest::gtest ${id}_given)
+  target_link_libraries(${id}_tests_obj PUBLIC course_support GTest::gtest ${id}_contract)
   target_include_directories(${id}_tests_obj PRIVATE "${test_dir}")
   set(extra_libraries "")
   if(EXISTS "${test_dir}/extra.cmake")

@@ -32,6 +32,17 @@ for program in build/calibrate_*; do
   "$program" --csv "$logs/$name.csv" 2>&1 | tee "$logs/$name.txt"
 done
 
+if command -v compute-sanitizer >/dev/null 2>&1; then
+  echo "== compute-sanitizer (memcheck, then racecheck) on the references, small shapes"
+  small='*Cols33*:*M17K33*:*N1025:*N4099'
+  for exe in build/solution_*_tests; do
+    for tool in memcheck racecheck; do
+      compute-sanitizer --tool $tool --error-exitcode 3 "$exe" --gtest_filter="$small" >"$logs/sanitizer-$tool-$(basename "$exe").log" 2>&1
+      echo "   $tool $(basename "$exe"): exit $? ($(grep -c '^\[       OK \]' "$logs/sanitizer-$tool-$(basename "$exe").log") tests ran)"
+    done
+  done
+fi
+
 echo "== threshold check"
 tools/check-thresholds.sh "$top/build-variants" 2>&1 | tee "$logs/thresholds.txt"
 threshold_status=${PIPESTATUS[0]}

@@ -1,0 +1,47 @@
+/// @file pipeline.h
+/// @brief Chapter 07 contract: streaming tiles through shared memory with asynchronous copies.
+///
+/// The work: `in` and `out` are arrays of `n` floats in device memory, cut into tiles of
+/// kPipelineTileFloats elements (the last tile may be shorter). Within each tile, every
+/// element is averaged with its mirror image:
+///
+///     out[s + j] = 0.5f * (in[s + j] + in[s + len - 1 - j])
+///
+/// for the tile starting at s with len elements (len = min(kPipelineTileFloats, n - s)).
+/// A thread needs values another warp loaded, so each tile must be complete in shared memory
+/// before anyone computes on it: the tile really is staged.
+///
+/// The launch is fixed by the given code (given/pipeline_launch.cu): exactly one block of
+/// kPipelineThreads threads per multiprocessor, so that few warps are resident and latency
+/// cannot be hidden by occupancy. Block b handles tiles b, b + gridDim.x, b + 2 * gridDim.x, ...
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+/// Threads per block.
+constexpr int kPipelineThreads = 256;
+/// Floats per tile: one float4 (16 bytes) per thread, 4 KiB in all.
+constexpr int kPipelineTileFloats = 4 * kPipelineThreads;
+
+/// Given: the kernel that loads each tile synchronously (global -> registers -> shared).
+__global__ void mirror_tiles_sync_kernel(const float* __restrict__ in, float* __restrict__ out, size_t n);
+
+/// Exercise 1 (pipelined.cu): the same work with a multi-stage pipeline of asynchronous
+/// copies (cuda::memcpy_async with a cuda::pipeline): while the block computes on one tile,
+/// the copies of the next ones are already in flight.
+__global__ void mirror_tiles_pipelined_kernel(const float* __restrict__ in, float* __restrict__ out, size_t n);
+
+/// Exercise 2, stretch, compute capability 9.0 and newer (bulk.cu): the same with one bulk
+/// asynchronous copy per tile (cuda::device::memcpy_async_tx) completing on a shared-memory
+/// cuda::barrier. On older GPUs it is never launched.
+__global__ void mirror_tiles_bulk_kernel(const float* __restrict__ in, float* __restrict__ out, size_t n);
+
+/// Given: launch the kernels above, one block per multiprocessor, on `stream`.
+void mirror_tiles_sync(const float* in, float* out, size_t n, cudaStream_t stream);
+void mirror_tiles_pipelined(const float* in, float* out, size_t n, cudaStream_t stream);
+void mirror_tiles_bulk(const float* in, float* out, size_t n, cudaStream_t stream);
+
+/// Blocks in every launch of this chapter: the number of multiprocessors of the current device.
+int pipeline_grid_size();

@@ -1,0 +1,61 @@
+// Calibration of chapter 07 (not a test): synchronous vs 1..8 pipeline stages vs bulk copies
+// vs cudaMemcpy, one block per SM. Usage: calibrate_pipeline [--csv FILE]
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+
+#include "course/cuda_check.h"
+#include "course/device_buffer.h"
+#include "course/gpu.h"
+#include "course/perf.h"
+#include "course/random.h"
+#include "course/timing.h"
+#include "pipeline.h"
+#include "pipeline_variants.h"
+
+int main(int argc, char** argv) {
+  const char* csv_path = nullptr;
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--csv") == 0 && i + 1 < argc) csv_path = argv[++i];
+  if (const auto why = course::gpu_unavailable_reason()) {
+    std::printf("calibrate_pipeline: %s\n", why->c_str());
+    return 0;
+  }
+  try {
+    const size_t n = size_t{1} << 26;
+    const double bytes = static_cast<double>(n) * sizeof(float);
+    std::printf("device: %s; %d blocks of %d threads (one per SM), 2^26 floats\n", course::device_line().c_str(),
+                pipeline_grid_size(), kPipelineThreads);
+    std::FILE* csv = csv_path ? std::fopen(csv_path, "w") : nullptr;
+    if (csv) std::fprintf(csv, "variant,stages,gbps,fraction_of_memcpy\n");
+    course::DeviceBuffer<float> in(course::random_floats(n, 1)), out(n);
+    course::Stream stream;
+
+    const auto copy = course::time_on_stream(
+        [&](cudaStream_t s) { CUDA_CHECK(cudaMemcpyAsync(out.data(), in.data(), n * 4, cudaMemcpyDeviceToDevice, s)); },
+        stream);
+    const double peak = course::effective_bandwidth_gbps(bytes, bytes, copy.median_ms);
+    std::printf("%-26s %10s %10s %8s\n", "variant", "GB/s", "x memcpy", "spread");
+    auto row = [&](const std::string& name, int stages, const std::function<void(cudaStream_t)>& run) {
+      const auto t = course::time_on_stream(run, stream);
+      const double gbps = course::effective_bandwidth_gbps(bytes, bytes, t.median_ms);
+      std::printf("%-26s %10.1f %10.3f %7.1f%%\n", name.c_str(), gbps, gbps / peak, 100 * t.relative_spread());
+      if (csv) std::fprintf(csv, "%s,%d,%.1f,%.3f\n", name.c_str(), stages, gbps, gbps / peak);
+    };
+    row("cudaMemcpy D2D", 0, [&](cudaStream_t s) {
+      CUDA_CHECK(cudaMemcpyAsync(out.data(), in.data(), n * 4, cudaMemcpyDeviceToDevice, s));
+    });
+    row("synchronous (given)", 1, [&](cudaStream_t s) { mirror_tiles_sync(in.data(), out.data(), n, s); });
+    for (int stages : {1, 2, 3, 4, 6, 8})
+      row("memcpy_async, " + std::to_string(stages) + " stage" + (stages > 1 ? "s" : ""), stages,
+          [&](cudaStream_t s) { mirror_tiles_pipelined_stages(stages, in.data(), out.data(), n, s); });
+    if (course::current_device().compute_major >= 9)
+      row("bulk copy (TMA), 6 stages", 6, [&](cudaStream_t s) { mirror_tiles_bulk(in.data(), out.data(), n, s); });
+    if (csv) std::fclose(csv);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "calibrate_pipeline: %s\n", error.what());
+    return 1;
+  }
+  return 0;
+}
