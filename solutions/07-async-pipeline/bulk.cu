@@ -8,7 +8,7 @@
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 namespace {
-constexpr int kBulkStages = 6;
+constexpr int kBulkStages = 8;  // 32 KiB in flight per SM
 using Barrier = cuda::barrier<cuda::thread_scope_block>;
 }  // namespace
 #endif

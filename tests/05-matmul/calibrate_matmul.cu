@@ -106,8 +106,8 @@ int main(int argc, char** argv) {
         rows.push_back(measure(problem, name, f, C, reference, mnk, K, stream, reps));
       };
       add("naive (strided)", [&](cudaStream_t s) { aat_naive(A.data(), C.data(), M, K, s); }, 5);
-      add("tiled, no padding", [&](cudaStream_t s) { aat_tiled_unpadded(A.data(), C.data(), M, K, s); }, 10);
-      add("tiled, padded", [&](cudaStream_t s) { aat_tiled(A.data(), C.data(), M, K, s); }, 10);
+      add("tiled (no padding)", [&](cudaStream_t s) { aat_tiled_unpadded(A.data(), C.data(), M, K, s); }, 10);
+      add("tiled (padded)", [&](cudaStream_t s) { aat_tiled(A.data(), C.data(), M, K, s); }, 10);
       add("cuBLAS FP32", [&](cudaStream_t s) { cublas.aat(A.data(), C.data(), M, K, s); }, 20);
       print(rows, csv);
     }

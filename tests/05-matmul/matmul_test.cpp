@@ -92,14 +92,16 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AatTiled, ::testing::ValuesIn(kAatShapes), aat_
 
 double tflops(double m, double n, double k, double ms) { return 2.0 * m * n * k / (ms * 1e-3) / 1e12; }
 
-// Checks `candidate` against `reference` (both on the GPU, same inputs) before any timing.
-void assert_same_result(const course::DeviceBuffer<float>& candidate, const course::DeviceBuffer<float>& reference,
-                        int rows, int cols, int K, const char* name) {
+// Compares `candidate` with `reference` (both computed on the GPU from the same inputs).
+::testing::AssertionResult same_result(const course::DeviceBuffer<float>& candidate,
+                                       const course::DeviceBuffer<float>& reference, int rows, int cols, int K) {
   const auto expected = reference.download();
-  ASSERT_TRUE(course::all_close(std::vector<double>(expected.begin(), expected.end()), candidate.download(),
-                                dot_product_tolerance(K), {static_cast<size_t>(rows), static_cast<size_t>(cols)}))
-      << name << " gives a wrong result at this size, so it was not timed: make its correctness tests pass first.";
+  return course::all_close(std::vector<double>(expected.begin(), expected.end()), candidate.download(),
+                           dot_product_tolerance(K), {static_cast<size_t>(rows), static_cast<size_t>(cols)});
 }
+
+constexpr const char* kNotTimed =
+    " gives a wrong result at this size, so it was not timed: make its correctness tests pass first.";
 
 // 4096³: A, B and C are 64 MiB each, past the H100's 50 MiB L2 together.
 constexpr int kGemmSide = 4096;
@@ -122,7 +124,7 @@ TEST(MatmulTiledPerf, AtLeast1_3xNaiveAt4096) {
   matmul_tiled(A.data(), B.data(), C.data(), n, n, n, stream);
   matmul_naive(A.data(), B.data(), C_naive.data(), n, n, n, stream);
   CUDA_CHECK_LAUNCH("matmul_tiled and matmul_naive");
-  assert_same_result(C, C_naive, n, n, n, "matmul_tiled");
+  ASSERT_TRUE(same_result(C, C_naive, n, n, n)) << "matmul_tiled" << kNotTimed;
 
   const auto naive = course::time_on_stream(
       [&](cudaStream_t s) { matmul_naive(A.data(), B.data(), C_naive.data(), n, n, n, s); }, stream, 2, 10);
@@ -147,12 +149,22 @@ TEST(MatmulTiledPerf, AtLeast1_3xNaiveAt4096) {
 // A is 8192 x 1024 (32 MiB), C is 8192 x 8192 (256 MiB).
 constexpr int kAatRows = 8192;
 constexpr int kAatDepth = 1024;
-// Required: >= 8x the given strided naive kernel. H100 (CUDA 13.0, A 8192x1024): naive 0.50
-// TFLOP/s, tiles without padding 6.2 (12x), with padding 9.3 (19x).
-constexpr double kAatOverNaive = 8.0;
 
-TEST(AatTiledPerf, AtLeast8xNaive) {
-  COURSE_REQUIRE_GPU();
+// H100 (CUDA 13.0, A 8192x1024), this repository's calibration: naive 0.50 TFLOP/s, tiles
+// without padding 6.17 (12.3x naive), with padding 9.32 (18.6x naive); spread under 1%.
+// Required: >= 8x naive for coalesced tiles at all ...
+constexpr double kAatOverNaive = 8.0;
+// ... and >= 15x naive for the padded tile: 22% above the unpadded tile and 19% below the
+// padded one on the H100, so it tells the two apart with a margin wider than the noise.
+constexpr double kAatPaddedOverNaive = 15.0;
+
+constexpr const char* kAatHint =
+    "both operands must be read along rows of A (coalesced): load the second operand's tile "
+    "with threadIdx.x along k and store it transposed in shared memory, then pad that tile to "
+    "[32][33] so that the transposing store does not hit one bank 32 times.";
+
+// Measures aat_tiled against the given naive kernel at 8192 x 1024, after checking its result.
+void check_aat_speedup(double required_ratio, const char* what) {
   SCOPED_TRACE(course::seed_note());
   const int M = kAatRows, K = kAatDepth;
   course::DeviceBuffer<float> A(course::random_floats(static_cast<size_t>(M) * K, course::test_seed()));
@@ -162,25 +174,25 @@ TEST(AatTiledPerf, AtLeast8xNaive) {
   aat_tiled(A.data(), C.data(), M, K, stream);
   aat_naive(A.data(), C_naive.data(), M, K, stream);
   CUDA_CHECK_LAUNCH("aat_tiled and aat_naive");
-  assert_same_result(C, C_naive, M, M, K, "aat_tiled");
+  ASSERT_TRUE(same_result(C, C_naive, M, M, K)) << "aat_tiled" << kNotTimed;
 
   const auto naive = course::time_on_stream([&](cudaStream_t s) { aat_naive(A.data(), C_naive.data(), M, K, s); },
                                             stream, 1, 5);
   const auto tiled = course::time_on_stream([&](cudaStream_t s) { aat_tiled(A.data(), C.data(), M, K, s); },
                                             stream, 2, 10);
-  course::PerfCheck perf;
-  perf.what = "aat_tiled, A 8192x1024";
-  perf.measured = tflops(M, M, K, tiled.median_ms);
-  perf.unit = "TFLOP/s";
-  perf.baseline = tflops(M, M, K, naive.median_ms);
-  perf.baseline_name = "the given aat_naive";
-  perf.required_ratio = kAatOverNaive;
-  perf.timing = tiled;
-  perf.hint =
-      "both operands must be read along rows of A (coalesced): load the second operand's tile "
-      "with threadIdx.x along k and store it transposed in shared memory, then pad that tile "
-      "to [32][33] so the transposing store does not hit one bank 32 times.";
+  course::PerfCheck perf{what, tflops(M, M, K, tiled.median_ms), "TFLOP/s", tflops(M, M, K, naive.median_ms),
+                         "the given aat_naive", required_ratio, kAatHint, tiled};
   EXPECT_TRUE(course::meets_ratio(perf));
+}
+
+TEST(AatTiledPerf, AtLeast8xNaive) {
+  COURSE_REQUIRE_GPU();
+  check_aat_speedup(kAatOverNaive, "aat_tiled, A 8192x1024");
+}
+
+TEST(AatTiledPerf, AtLeast15xNaiveWithPaddedTile) {
+  COURSE_REQUIRE_GPU();
+  check_aat_speedup(kAatPaddedOverNaive, "aat_tiled (padded tile), A 8192x1024");
 }
 
 // Required: >= 0.40 of cuBLAS SGEMM (strict FP32), both measured here. H100 (CUDA 13.0):
@@ -202,7 +214,7 @@ TEST(MatmulRegisterTiledStretchPerf, AtLeast0_4xCublasAt4096) {
   matmul_register_tiled(A.data(), B.data(), C.data(), n, n, n, stream);
   cublas.matmul(A.data(), B.data(), C_cublas.data(), n, n, n, stream);
   CUDA_CHECK_LAUNCH("matmul_register_tiled and cuBLAS");
-  assert_same_result(C, C_cublas, n, n, n, "matmul_register_tiled");
+  ASSERT_TRUE(same_result(C, C_cublas, n, n, n)) << "matmul_register_tiled" << kNotTimed;
 
   const auto library = course::time_on_stream(
       [&](cudaStream_t s) { cublas.matmul(A.data(), B.data(), C_cublas.data(), n, n, n, s); }, stream, 3, 20);

@@ -43,8 +43,8 @@ int main(int argc, char** argv) {
 
     const struct { const char* name; Transpose run; } variants[] = {
         {"naive", transpose_naive},
-        {"tiled, no padding", transpose_tiled_unpadded},
-        {"tiled, padded", transpose_tiled},
+        {"tiled (no padding)", transpose_tiled_unpadded},
+        {"tiled (padded)", transpose_tiled},
     };
     course::Stream stream;
     for (int n : {2048, 4096, 8192}) {

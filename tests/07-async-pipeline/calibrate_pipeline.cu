@@ -48,10 +48,10 @@ int main(int argc, char** argv) {
     });
     row("synchronous (given)", 1, [&](cudaStream_t s) { mirror_tiles_sync(in.data(), out.data(), n, s); });
     for (int stages : {1, 2, 3, 4, 6, 8})
-      row("memcpy_async, " + std::to_string(stages) + " stage" + (stages > 1 ? "s" : ""), stages,
+      row("memcpy_async " + std::to_string(stages) + " stage" + (stages > 1 ? "s" : ""), stages,
           [&](cudaStream_t s) { mirror_tiles_pipelined_stages(stages, in.data(), out.data(), n, s); });
     if (course::current_device().compute_major >= 9)
-      row("bulk copy (TMA), 6 stages", 6, [&](cudaStream_t s) { mirror_tiles_bulk(in.data(), out.data(), n, s); });
+      row("bulk copy (TMA) 8 stages", 8, [&](cudaStream_t s) { mirror_tiles_bulk(in.data(), out.data(), n, s); });
     if (csv) std::fclose(csv);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "calibrate_pipeline: %s\n", error.what());
