@@ -1,6 +1,7 @@
 #include "course/timing.h"
 
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
 
 #include "course/cuda_check.h"
@@ -53,6 +54,23 @@ TimingStats time_on_stream(const std::function<void(cudaStream_t)>& work, cudaSt
     float ms = 0;
     CUDA_CHECK(cudaEventElapsedTime(&ms, events.start, events.stop));
     samples.push_back(ms);
+  }
+  return summarize_timings(std::move(samples));
+}
+
+TimingStats time_on_host(const std::function<void()>& work, int warmups, int repetitions) {
+  if (repetitions < 1) throw std::invalid_argument("time_on_host: repetitions < 1");
+  for (int i = 0; i < warmups; ++i) work();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  CUDA_CHECK(cudaGetLastError());
+  std::vector<double> samples;
+  for (int i = 0; i < repetitions; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    work();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const auto stop = std::chrono::steady_clock::now();
+    CUDA_CHECK(cudaGetLastError());
+    samples.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
   }
   return summarize_timings(std::move(samples));
 }

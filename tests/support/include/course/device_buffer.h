@@ -67,6 +67,40 @@ class DeviceBuffer {
   std::size_t count_ = 0;
 };
 
+/// Owns `count` elements of page-locked (pinned) host memory (cudaMallocHost / cudaFreeHost),
+/// for tests that need fast or asynchronous host transfers. Move-only.
+template <class T>
+class PinnedHostBuffer {
+ public:
+  explicit PinnedHostBuffer(std::size_t count) : count_(count) {
+    if (count_ > 0) CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&data_), count_ * sizeof(T)));
+  }
+  PinnedHostBuffer(const PinnedHostBuffer&) = delete;
+  PinnedHostBuffer& operator=(const PinnedHostBuffer&) = delete;
+  PinnedHostBuffer(PinnedHostBuffer&& other) noexcept { swap(other); }
+  PinnedHostBuffer& operator=(PinnedHostBuffer&& other) noexcept {
+    swap(other);
+    return *this;
+  }
+  ~PinnedHostBuffer() {
+    if (data_ != nullptr) cudaFreeHost(data_);
+  }
+  T* data() { return data_; }
+  const T* data() const { return data_; }
+  std::size_t size() const { return count_; }
+  std::size_t bytes() const { return count_ * sizeof(T); }
+  T& operator[](std::size_t i) { return data_[i]; }
+  const T& operator[](std::size_t i) const { return data_[i]; }
+
+ private:
+  void swap(PinnedHostBuffer& other) noexcept {
+    std::swap(data_, other.data_);
+    std::swap(count_, other.count_);
+  }
+  T* data_ = nullptr;
+  std::size_t count_ = 0;
+};
+
 /// Owns a CUDA stream. It is a blocking stream: work on it is ordered after work on the
 /// legacy default stream (plain cudaMemset, cudaMemcpy), which keeps the tests simple.
 class Stream {

@@ -33,4 +33,8 @@ std::string device_line();
 /// once per process on a 256 MiB buffer: the peak that bandwidth thresholds are ratios to.
 double measure_copy_peak_gbps();
 
+/// Host-to-device cudaMemcpy bandwidth from pinned memory in GB/s (bytes transferred),
+/// measured once per process on 256 MiB: the peak of the host link for transfer thresholds.
+double measure_pinned_h2d_peak_gbps();
+
 }  // namespace course

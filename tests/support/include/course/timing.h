@@ -27,4 +27,8 @@ TimingStats summarize_timings(std::vector<double> samples_ms);
 TimingStats time_on_stream(const std::function<void(cudaStream_t)>& work, cudaStream_t stream,
                            int warmups = 3, int repetitions = 20);
 
+/// Times `work()` with the host clock, each repetition followed by cudaDeviceSynchronize():
+/// for work spread over several streams, which events on one stream would not cover.
+TimingStats time_on_host(const std::function<void()>& work, int warmups = 2, int repetitions = 10);
+
 }  // namespace course

@@ -1,0 +1,51 @@
+/// @file transfers.h
+/// @brief Chapter 02 contract: pinned host memory, and overlapping transfers with computation.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+/// Exercise 1 (pinned_buffer.cu): owns `bytes` bytes of page-locked (pinned) host memory.
+/// The DMA engines read pinned memory directly; pageable memory must first be copied by the
+/// driver into a pinned staging area, which makes transfers from it slower and synchronous.
+class PinnedBuffer {
+ public:
+  /// Allocates `bytes` bytes of pinned host memory (none for 0). Throws std::runtime_error
+  /// with the CUDA error if the allocation fails.
+  explicit PinnedBuffer(size_t bytes);
+  /// Releases the memory.
+  ~PinnedBuffer();
+  PinnedBuffer(PinnedBuffer&& other) noexcept;
+  PinnedBuffer& operator=(PinnedBuffer&& other) noexcept;
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+
+  void* data() const { return data_; }
+  size_t size() const { return bytes_; }
+
+ private:
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+/// Exercise 1 (pinned_buffer.cu): copies the first `bytes` bytes of `source` to device memory
+/// at `device_destination`, asynchronously on `stream` (the caller synchronises).
+void upload(const PinnedBuffer& source, void* device_destination, size_t bytes, cudaStream_t stream);
+
+/// Given (given/process.cu): the light kernel of exercise 2, out[i] = 2 * in[i] + 1 for
+/// i < n, enqueued on `stream`.
+void light_kernel(const float* device_in, float* device_out, size_t n, cudaStream_t stream);
+
+/// Given (given/process.cu): host_out = light_kernel(host_in), in one stream: the whole
+/// upload, then the kernel, then the whole download, one after another. `host_in` and
+/// `host_out` are pinned; `device_in` and `device_out` hold n floats each.
+void process_sequential(const float* host_in, float* host_out, float* device_in, float* device_out, size_t n,
+                        cudaStream_t stream);
+
+/// Exercise 2 (process_staged.cu): the same result, with the work cut into `chunk_count`
+/// chunks spread round-robin over the `stream_count` streams the caller owns, so that the
+/// upload of one chunk, the kernel of another and the download of a third run at the same
+/// time. n need not divide evenly. Enqueues only: the caller synchronises every stream.
+void process_staged(const float* host_in, float* host_out, float* device_in, float* device_out, size_t n,
+                    const cudaStream_t* streams, int stream_count, int chunk_count);

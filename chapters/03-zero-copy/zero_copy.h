@@ -1,0 +1,39 @@
+/// @file zero_copy.h
+/// @brief Chapter 03 contract: kernels that read host memory directly (zero-copy).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+/// Exercise 1 (mapped_buffer.cu): owns `bytes` bytes of pinned host memory that is mapped
+/// into the device's address space, so that kernels can read and write it over the bus.
+class MappedBuffer {
+ public:
+  /// Allocates mapped pinned memory (none for 0 bytes); throws std::runtime_error with the
+  /// CUDA error on failure.
+  explicit MappedBuffer(size_t bytes);
+  ~MappedBuffer();
+  MappedBuffer(const MappedBuffer&) = delete;
+  MappedBuffer& operator=(const MappedBuffer&) = delete;
+
+  /// The memory as the host sees it.
+  void* host() const { return host_; }
+  /// The same memory as a kernel must address it (from cudaHostGetDevicePointer).
+  void* device() const { return device_; }
+  size_t size() const { return bytes_; }
+
+ private:
+  void* host_ = nullptr;
+  void* device_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+/// Given (given/zero_copy_given.cu): device_out[i] = 2 * in[i] + 1, where `mapped_in` is the
+/// device address of mapped host memory, with each thread walking its own contiguous chunk
+/// of the array: neighbouring threads are a chunk apart, so no access is coalesced.
+void scale_from_host_chunked(const float* mapped_in, float* device_out, size_t n, cudaStream_t stream);
+
+/// Exercise 2 (scale_from_host.cu): the same result, reading the mapped host memory once,
+/// with consecutive threads reading consecutive elements (coalesced).
+void scale_from_host(const float* mapped_in, float* device_out, size_t n, cudaStream_t stream);

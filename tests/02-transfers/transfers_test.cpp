@@ -1,0 +1,235 @@
+// Tests of chapter 02 (pinned memory, overlapping transfers). Built once, linked against the
+// starter and against the reference solution.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "course/testing.h"
+#include "transfers.h"
+
+namespace {
+
+cudaPointerAttributes attributes_of(const void* pointer) {
+  cudaPointerAttributes attributes{};
+  CUDA_CHECK(cudaPointerGetAttributes(&attributes, pointer));
+  return attributes;
+}
+
+const char* type_name(cudaMemoryType type) {
+  switch (type) {
+    case cudaMemoryTypeUnregistered: return "cudaMemoryTypeUnregistered (ordinary pageable memory)";
+    case cudaMemoryTypeHost: return "cudaMemoryTypeHost (pinned)";
+    case cudaMemoryTypeDevice: return "cudaMemoryTypeDevice";
+    case cudaMemoryTypeManaged: return "cudaMemoryTypeManaged";
+  }
+  return "unknown";
+}
+
+// ---------------------------------------------------------------- exercise 1: PinnedBuffer
+
+TEST(PinnedBuffer, AllocatesPinnedHostMemory) {
+  COURSE_REQUIRE_GPU();
+  PinnedBuffer buffer(1 << 20);
+  ASSERT_NE(buffer.data(), nullptr) << "PinnedBuffer(1 MiB).data() is null: allocate in the constructor (TODO(1)).";
+  EXPECT_EQ(buffer.size(), size_t{1} << 20);
+  const auto attributes = attributes_of(buffer.data());
+  EXPECT_EQ(attributes.type, cudaMemoryTypeHost)
+      << "the memory is not page-locked: cudaPointerGetAttributes reports " << type_name(attributes.type)
+      << ". Allocate it with cudaMallocHost or cudaHostAlloc, not malloc or new.";
+  EXPECT_EQ(PinnedBuffer(0).data(), nullptr) << "PinnedBuffer(0) should allocate nothing";
+}
+
+TEST(PinnedBuffer, ReleasesItsMemory) {
+  COURSE_REQUIRE_GPU();
+  // Many large buffers one after another: with a leak, pinned memory would pile up.
+  for (int i = 0; i < 16; ++i) {
+    void* pointer = nullptr;
+    {
+      PinnedBuffer buffer(size_t{64} << 20);
+      pointer = buffer.data();
+      ASSERT_NE(pointer, nullptr) << "PinnedBuffer(64 MiB).data() is null (TODO(1))";
+      ASSERT_EQ(attributes_of(pointer).type, cudaMemoryTypeHost) << "the memory is not pinned (TODO(1))";
+    }
+    ASSERT_EQ(attributes_of(pointer).type, cudaMemoryTypeUnregistered)
+        << "after ~PinnedBuffer the memory is still registered as pinned: release it with cudaFreeHost (TODO(2)).";
+  }
+}
+
+TEST(PinnedBuffer, MoveTransfersOwnership) {
+  COURSE_REQUIRE_GPU();
+  PinnedBuffer first(4096);
+  void* pointer = first.data();
+  ASSERT_NE(pointer, nullptr) << "PinnedBuffer(4096).data() is null (TODO(1))";
+  PinnedBuffer second(std::move(first));
+  EXPECT_EQ(second.data(), pointer);
+  EXPECT_EQ(first.data(), nullptr);  // NOLINT(bugprone-use-after-move): checking the moved-from state
+  PinnedBuffer third(16);
+  third = std::move(second);
+  EXPECT_EQ(third.data(), pointer);
+  EXPECT_EQ(attributes_of(pointer).type, cudaMemoryTypeHost);
+}
+
+TEST(Upload, CopiesTheBytes) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  const size_t n = 1000003;
+  const auto values = course::random_floats(n, course::test_seed());
+  PinnedBuffer source(n * sizeof(float));
+  ASSERT_NE(source.data(), nullptr) << "PinnedBuffer's data() is null (TODO(1))";
+  std::memcpy(source.data(), values.data(), n * sizeof(float));
+  course::DeviceBuffer<float> destination(n);
+  destination.poison();
+  course::Stream stream;
+  upload(source, destination.data(), n * sizeof(float), stream);
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  CUDA_CHECK_LAUNCH("upload");
+  EXPECT_TRUE(course::all_close(values, destination.download(), {0, 0})) << "upload did not copy the bytes (TODO(3)).";
+}
+
+// Required: 0.8 of the pinned cudaMemcpy peak measured in the same process. H100 (PCIe 5):
+// pinned 55 GB/s, pageable 7.0 GB/s (0.13).
+constexpr double kUploadOverPinnedPeak = 0.8;
+
+TEST(UploadPerf, AtLeast0_8OfPinnedPeak) {
+  COURSE_REQUIRE_GPU();
+  const size_t bytes = size_t{256} << 20;
+  PinnedBuffer source(bytes);
+  ASSERT_NE(source.data(), nullptr) << "PinnedBuffer's data() is null (TODO(1)); not timed.";
+  std::memset(source.data(), 0x3c, bytes);
+  course::DeviceBuffer<unsigned char> destination(bytes);
+  destination.poison();
+  course::Stream stream;
+  upload(source, destination.data(), bytes, stream);
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  const auto copied = destination.download();
+  ASSERT_TRUE(copied.front() == 0x3c && copied.back() == 0x3c) << "upload did not copy the bytes (TODO(3)); not timed.";
+
+  const double peak = course::measure_pinned_h2d_peak_gbps();
+  const auto t = course::time_on_stream([&](cudaStream_t s) { upload(source, destination.data(), bytes, s); }, stream, 2, 10);
+  course::PerfCheck perf{"upload of a 256 MiB PinnedBuffer", bytes / 1e9 / (t.median_ms / 1e3), "GB/s", peak,
+                         "the pinned host-to-device copy peak", kUploadOverPinnedPeak,
+                         "from pageable memory the driver first copies through a staging buffer of its own, "
+                         "at a fraction of the link's speed: check that PinnedBuffer allocates with "
+                         "cudaMallocHost, and that upload uses cudaMemcpyAsync on the given stream.",
+                         t};
+  EXPECT_TRUE(course::meets_ratio(perf));
+}
+
+// ---------------------------------------------------------------- exercise 2: process_staged
+
+struct StagedCase {
+  size_t n;
+  int streams;
+  int chunks;
+};
+std::string staged_name(const ::testing::TestParamInfo<StagedCase>& info) {
+  return "N" + std::to_string(info.param.n) + "Streams" + std::to_string(info.param.streams) + "Chunks" +
+         std::to_string(info.param.chunks);
+}
+// Sizes that do not divide evenly into chunks or streams, and more chunks than elements.
+const StagedCase kStagedCases[] = {{1, 1, 1}, {5, 4, 16}, {1000, 3, 7}, {1000003, 4, 16}, {(1 << 20) + 1, 2, 3}};
+
+// Owns the streams the tests hand to process_staged.
+struct Streams {
+  explicit Streams(int count) : streams(count) {
+    for (auto& s : streams) CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  }
+  ~Streams() {
+    for (auto s : streams) cudaStreamDestroy(s);
+  }
+  std::vector<cudaStream_t> streams;
+};
+
+// Runs process_staged on pinned copies of `input`; returns the host output.
+std::vector<float> run_staged(const std::vector<float>& input, int stream_count, int chunk_count) {
+  const size_t n = input.size();
+  course::PinnedHostBuffer<float> host_in(n), host_out(n);
+  std::memcpy(host_in.data(), input.data(), n * sizeof(float));
+  std::memset(host_out.data(), 0xFF, n * sizeof(float));  // poison: unwritten elements stay NaN
+  course::DeviceBuffer<float> device_in(n), device_out(n);
+  Streams streams(stream_count);
+  process_staged(host_in.data(), host_out.data(), device_in.data(), device_out.data(), n, streams.streams.data(),
+                 stream_count, chunk_count);
+  CUDA_CHECK_LAUNCH("process_staged");
+  EXPECT_EQ(0, std::memcmp(host_in.data(), input.data(), n * sizeof(float))) << "process_staged modified host_in";
+  return std::vector<float>(host_out.data(), host_out.data() + n);
+}
+
+std::vector<float> light_kernel_on_cpu(const std::vector<float>& input) {
+  std::vector<float> out(input.size());
+  for (size_t i = 0; i < input.size(); ++i) out[i] = 2.0f * input[i] + 1.0f;
+  return out;
+}
+
+class ProcessStaged : public ::testing::TestWithParam<StagedCase> {};
+TEST_P(ProcessStaged, MatchesCpu) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  const auto [n, stream_count, chunk_count] = GetParam();
+  const auto input = course::random_floats(n, course::test_seed());
+  EXPECT_TRUE(course::all_close(light_kernel_on_cpu(input), run_staged(input, stream_count, chunk_count), {0, 0}))
+      << "process_staged(n = " << n << ", " << stream_count << " streams, " << chunk_count
+      << " chunks): every chunk must be uploaded, computed and downloaded (TODO(1), TODO(2)).";
+}
+INSTANTIATE_TEST_SUITE_P(Cases, ProcessStaged, ::testing::ValuesIn(kStagedCases), staged_name);
+
+TEST(ProcessStaged, RepeatedRunsLeakNoDeviceMemory) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  const auto input = course::random_floats(4099, course::test_seed());
+  ASSERT_TRUE(course::all_close(light_kernel_on_cpu(input), run_staged(input, 4, 8), {0, 0}))
+      << "process_staged gives a wrong result; fix the correctness tests first.";
+  size_t free_before = 0, free_after = 0, total = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_before, &total));
+  for (int i = 0; i < 200; ++i) run_staged(input, 4, 8);
+  CUDA_CHECK(cudaMemGetInfo(&free_after, &total));
+  EXPECT_LE(free_before - std::min(free_before, free_after), size_t{8} << 20)
+      << "200 calls of process_staged used up " << (free_before - free_after) / (1 << 20)
+      << " MiB of device memory: release everything you allocate.";
+}
+
+// 2^26 floats (256 MiB) each way. Required: staged time <= 0.8 x sequential, i.e. >= 1.25x
+// its throughput, both measured here. H100 (CUDA 13.0, 4 streams): 4 chunks 0.71 of the
+// sequential time, 16 chunks 0.59; the floor is about max(upload, download) = 0.47.
+constexpr size_t kPerfFloats = size_t{1} << 26;
+constexpr int kPerfStreams = 4;
+constexpr int kPerfChunks = 16;
+constexpr double kStagedSpeedup = 1.25;
+
+TEST(ProcessStagedPerf, AtMost0_8xSequentialTime) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  const size_t n = kPerfFloats;
+  const auto input = course::random_floats(n, course::test_seed());
+  course::PinnedHostBuffer<float> host_in(n), host_out(n);
+  std::memcpy(host_in.data(), input.data(), n * sizeof(float));
+  std::memset(host_out.data(), 0xFF, n * sizeof(float));
+  course::DeviceBuffer<float> device_in(n), device_out(n);
+  Streams streams(kPerfStreams);
+  auto staged = [&] {
+    process_staged(host_in.data(), host_out.data(), device_in.data(), device_out.data(), n, streams.streams.data(),
+                   kPerfStreams, kPerfChunks);
+  };
+  staged();
+  CUDA_CHECK_LAUNCH("process_staged");
+  ASSERT_TRUE(course::all_close(light_kernel_on_cpu(input), std::vector<float>(host_out.data(), host_out.data() + n), {0, 0}))
+      << "process_staged is wrong at n = 2^26, so it was not timed: make the correctness tests pass first.";
+
+  const auto sequential = course::time_on_host([&] {
+    process_sequential(host_in.data(), host_out.data(), device_in.data(), device_out.data(), n, streams.streams[0]);
+  });
+  const auto mine = course::time_on_host(staged);
+  const double gigabytes = 2.0 * n * sizeof(float) / 1e9;  // up and down the link
+  std::printf("[  INFO    ] process_sequential %.2f ms, process_staged (%d streams, %d chunks) %.2f ms = %.2f of it\n",
+              sequential.median_ms, kPerfStreams, kPerfChunks, mine.median_ms, mine.median_ms / sequential.median_ms);
+  course::PerfCheck perf{"process_staged, 4 streams x 16 chunks, 256 MiB", gigabytes / (mine.median_ms / 1e3),
+                         "GB/s", gigabytes / (sequential.median_ms / 1e3), "process_sequential", kStagedSpeedup,
+                         "the copies only overlap if they are cudaMemcpyAsync calls from pinned memory on different "
+                         "non-default streams, and if each chunk's upload, kernel and download are enqueued on the same "
+                         "stream (so they stay in order) while consecutive chunks go to different streams. A "
+                         "synchronisation inside the loop, or cudaMemcpy without Async, serialises everything.",
+                         mine};
+  EXPECT_TRUE(course::meets_ratio(perf));
+}
+
+}  // namespace
