@@ -6,7 +6,11 @@
 #   solutions/<folder>/*.cu      the reference solution, same file names as the starter
 #   tests/<folder>/*_test.cu     GoogleTest sources, compiled once, linked twice
 #   tests/<folder>/calibrate_*.cu  calibration programs (built against the solution)
-#   tests/<folder>/extra.cmake   optional: extra libraries for this chapter's tests
+#   tests/<folder>/extra.cmake   optional: extra libraries (extra_libraries) and ctest
+#                                properties (extra_test_properties) for this chapter's tests
+#   tests/<folder>/tests.cmake   optional: extra ctest tests, added after the executables
+#   <chapter or solution>/architectures.cmake  optional: sets CHAPTER_CUDA_ARCHITECTURES, the
+#                                CUDA_ARCHITECTURES of that library (an exercise of chapter 11)
 #
 # Test names: student.<folder>.<Suite>.<Case> and solution.<folder>.<Suite>.<Case>.
 # Suites whose name contains "Perf" are labelled perf, the rest correctness; suites
@@ -37,8 +41,23 @@ function(course_discover_tests target role chapter)
       TEST_FILTER "${filter}"
       NO_PRETTY_VALUES
       DISCOVERY_MODE PRE_TEST
-      PROPERTIES LABELS "${role};${chapter};${rest}" TIMEOUT ${timeout} RUN_SERIAL ${serial})
+      PROPERTIES LABELS "${role};${chapter};${rest}" TIMEOUT ${timeout} RUN_SERIAL ${serial}
+                 ${extra_test_properties})
   endforeach()
+endfunction()
+
+# Gives `target` the architectures that <dir>/architectures.cmake sets, if any.
+function(course_apply_chapter_architectures target dir)
+  if(NOT EXISTS "${dir}/architectures.cmake")
+    return()
+  endif()
+  set(CHAPTER_CUDA_ARCHITECTURES "")
+  include("${dir}/architectures.cmake")
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${dir}/architectures.cmake")
+  if(CHAPTER_CUDA_ARCHITECTURES)
+    set_target_properties(${target} PROPERTIES CUDA_ARCHITECTURES "${CHAPTER_CUDA_ARCHITECTURES}")
+    message(STATUS "${target}: CUDA architectures ${CHAPTER_CUDA_ARCHITECTURES} (from ${dir}/architectures.cmake)")
+  endif()
 endfunction()
 
 function(course_add_chapter chapter)
@@ -53,6 +72,7 @@ function(course_add_chapter chapter)
   # files replaced by those of <folder> (e.g. a correct transpose without padding), to show
   # that each threshold fails the variant it is meant to fail.
   set(starter_include_dir "")
+  set(starter_architectures_dir "${chapter_dir}")
   if(COURSE_STARTER_OVERRIDE MATCHES "^${chapter}=(.+)$")
     set(override_dir "${CMAKE_MATCH_1}")
     file(GLOB starter_sources CONFIGURE_DEPENDS "${solution_dir}/*.cu")
@@ -63,6 +83,10 @@ function(course_add_chapter chapter)
     endforeach()
     list(APPEND starter_sources ${override_sources})
     set(starter_include_dir "${solution_dir}")
+    set(starter_architectures_dir "${solution_dir}")
+    if(EXISTS "${override_dir}/architectures.cmake")
+      set(starter_architectures_dir "${override_dir}")
+    endif()
     message(STATUS "${chapter}: student tests built against the solution with ${override_dir}")
   endif()
   file(GLOB given_sources CONFIGURE_DEPENDS "${chapter_dir}/given/*.cu")
@@ -91,11 +115,17 @@ function(course_add_chapter chapter)
     list(APPEND roles solution)
   endif()
 
+  course_apply_chapter_architectures(${id}_student "${starter_architectures_dir}")
+  if(TARGET ${id}_solution)
+    course_apply_chapter_architectures(${id}_solution "${solution_dir}")
+  endif()
+
   # The tests are compiled once ...
   add_library(${id}_tests_obj OBJECT ${test_sources})
   target_link_libraries(${id}_tests_obj PUBLIC course_support GTest::gtest ${id}_contract)
   target_include_directories(${id}_tests_obj PRIVATE "${test_dir}")
   set(extra_libraries "")
+  set(extra_test_properties "")
   if(EXISTS "${test_dir}/extra.cmake")
     include("${test_dir}/extra.cmake")  # may append to extra_libraries
   endif()
@@ -109,6 +139,10 @@ function(course_add_chapter chapter)
     course_discover_tests(${exe} ${role} ${chapter})
     set_property(GLOBAL APPEND PROPERTY COURSE_TEST_TARGETS ${exe})
   endforeach()
+
+  if(EXISTS "${test_dir}/tests.cmake")
+    include("${test_dir}/tests.cmake")  # sees roles, id, chapter
+  endif()
 
   if(TARGET ${id}_solution)
     foreach(source IN LISTS calibration_sources)

@@ -2,10 +2,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <set>
 #include <limits>
 #include <stdexcept>
 
 #include "course/compare.h"
+#include "course/fatbin.h"
 #include "course/cuda_check.h"
 #include "course/perf.h"
 #include "course/random.h"
@@ -161,6 +165,66 @@ TEST(CudaCheck, MessageNamesCallFileAndLine) {
     EXPECT_EQ(error.code(), cudaErrorInvalidValue);
     EXPECT_NE(std::string(error.what()).find("support_unit_test.cpp"), std::string::npos);
   }
+}
+
+}  // namespace
+
+namespace {
+
+// A fatbinary container with two cubins (sm_80, sm_90) and one PTX (compute_90), laid out
+// like nvcc's, inside unrelated bytes.
+std::string synthetic_fatbinary() {
+  auto put = [](std::string& s, auto value) { s.append(reinterpret_cast<const char*>(&value), sizeof value); };
+  std::string entries;
+  auto entry = [&](std::uint16_t kind, std::uint32_t arch, std::uint64_t payload) {
+    std::string header;
+    put(header, kind);
+    put(header, std::uint16_t{0x101});
+    put(header, std::uint32_t{64});
+    put(header, payload);
+    put(header, std::uint32_t{0});
+    put(header, std::uint32_t{0});
+    put(header, std::uint32_t{0x10008});
+    put(header, arch);
+    header.resize(64, '\0');
+    entries += header + std::string(payload, 'x');
+  };
+  entry(2, 80, 128);
+  entry(2, 90, 256);
+  entry(1, 90, 64);
+  std::string bytes(40, 'h');  // unrelated bytes before (4-byte aligned)
+  put(bytes, std::uint32_t{0xBA55ED50u});
+  put(bytes, std::uint16_t{1});
+  put(bytes, std::uint16_t{16});
+  put(bytes, static_cast<std::uint64_t>(entries.size()));
+  return bytes + entries + std::string(32, 't');
+}
+
+TEST(Fatbin, ParsesSyntheticContainer) {
+  const auto code = course::parse_fatbinaries(synthetic_fatbinary());
+  EXPECT_EQ(code.sass, (std::set<int>{80, 90}));
+  EXPECT_EQ(code.ptx, (std::set<int>{90}));
+  EXPECT_EQ(code.method, "fatbinary headers");
+}
+
+TEST(Fatbin, FindsNothingInOrdinaryBytes) {
+  const auto code = course::parse_fatbinaries(std::string(1000, 'a'));
+  EXPECT_TRUE(code.sass.empty());
+  EXPECT_TRUE(code.ptx.empty());
+}
+
+TEST(Fatbin, ParsesCuobjdumpListing) {
+  const auto code = course::parse_cuobjdump_listing(
+      "ELF file    1: prog.1.sm_80.cubin\nELF file    2: prog.2.sm_90.cubin\n"
+      "PTX file    1: prog.1.sm_90.ptx\nsomething else\n");
+  EXPECT_EQ(code.sass, (std::set<int>{80, 90}));
+  EXPECT_EQ(code.ptx, (std::set<int>{90}));
+}
+
+TEST(Fatbin, ParsesArchListAndPrintsSets) {
+  EXPECT_EQ(course::parse_arch_list("800,900"), (std::set<int>{800, 900}));
+  EXPECT_EQ(course::parse_arch_list("900"), (std::set<int>{900}));
+  EXPECT_EQ(course::to_string({80, 90}), "{80, 90}");
 }
 
 }  // namespace

@@ -1,0 +1,41 @@
+/// @file deploy.h
+/// @brief Chapter 11 contract: what a binary carries for which GPU, and using several GPUs.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+/// Given (given/build_info.cu): __CUDA_ARCH_LIST__ as this chapter's code was compiled, e.g.
+/// "800,900": the virtual architectures nvcc compiled it for.
+const char* chapter_cuda_arch_list();
+
+/// Given: runs a one-thread kernel on the current device and returns the __CUDA_ARCH__ its
+/// running code was compiled for (e.g. 900), or 0 if the launch failed (see cudaGetLastError).
+int running_cuda_arch();
+
+/// Given: cudaFuncGetAttributes of that kernel (binaryVersion, ptxVersion, ...).
+cudaError_t probe_kernel_attributes(cudaFuncAttributes* attributes);
+
+/// Given: a compute-bound kernel on the current device: each out[i] starts from in[i] and
+/// applies `iterations` steps of x = fmaf(x, 0.999f, 0.001f).
+void heavy_kernel(const float* device_in, float* device_out, size_t n, int iterations, cudaStream_t stream);
+
+/// Exercise 2 (multi_gpu.cu): host_out = heavy_kernel(host_in), with [0, n) split into
+/// `device_count` nearly equal parts, part d computed on device devices[d]. Host buffers are
+/// pinned. Each device gets its own stream, memory and copies, and all devices work at the
+/// same time. Returns when host_out is complete, with every allocation and stream released
+/// and the caller's current device restored. Returns the first CUDA error, or cudaSuccess.
+cudaError_t compute_on_devices(const float* host_in, float* host_out, size_t n, int iterations, const int* devices,
+                               int device_count);
+
+/// Exercise 2 (peer.cu): enables direct access between devices a and b in both directions
+/// if cudaDeviceCanAccessPeer allows it (enabling twice is not an error). Returns true if
+/// direct access is on afterwards. Restores the caller's current device.
+bool enable_peer_access(int a, int b);
+
+/// Exercise 2 (peer.cu): copies n floats from `src` on device `src_device` to `dst` on
+/// device `dst_device`, asynchronously on `stream` (cudaMemcpyPeerAsync). With peer access
+/// enabled, the copy goes directly over NVLink or PCIe instead of through host memory.
+void copy_between_devices(float* dst, int dst_device, const float* src, int src_device, size_t n,
+                          cudaStream_t stream);

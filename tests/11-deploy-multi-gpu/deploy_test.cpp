@@ -1,0 +1,254 @@
+// Tests of chapter 11 (fat binaries; several GPUs). Built once, linked against the starter and
+// the reference. The FatBinary tests need no GPU: they run in CI too.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "course/fatbin.h"
+#include "course/testing.h"
+#include "deploy.h"
+
+namespace {
+
+const char* kEditHint = "set CHAPTER_CUDA_ARCHITECTURES in chapters/11-deploy-multi-gpu/architectures.cmake (TODO(1))";
+
+std::string own_executable() {
+  std::vector<char> path(4096);
+  const ssize_t length = readlink("/proc/self/exe", path.data(), path.size() - 1);
+  return length > 0 ? std::string(path.data(), static_cast<size_t>(length)) : std::string();
+}
+
+// ---------------------------------------------------------------- exercise 1 (CPU)
+
+TEST(FatBinary, CompiledForComputeCapabilities80And90) {
+  const auto archs = course::parse_arch_list(chapter_cuda_arch_list());
+  EXPECT_EQ(archs, (std::set<int>{800, 900}))
+      << "the chapter's code was compiled for __CUDA_ARCH_LIST__ = " << course::to_string(archs)
+      << "; it should be exactly {800, 900}: " << kEditHint;
+}
+
+TEST(FatBinary, EmbedsSassFor80And90AndPtxFor90) {
+  const std::string path = own_executable();
+  ASSERT_FALSE(path.empty()) << "cannot find this test's own executable";
+  const auto code = course::inspect_binary(path, COURSE_CUOBJDUMP);
+  std::printf("[  INFO    ] %s (read with %s): SASS for %s, PTX for %s\n", path.c_str(), code.method.c_str(),
+              course::to_string(code.sass).c_str(), course::to_string(code.ptx).c_str());
+  EXPECT_EQ(code.sass, (std::set<int>{80, 90}))
+      << "the binary carries SASS for " << course::to_string(code.sass) << " (read with " << code.method
+      << "); it should carry SASS for exactly 8.0 and 9.0: " << kEditHint;
+  EXPECT_EQ(code.ptx, (std::set<int>{90}))
+      << "the binary carries PTX for " << course::to_string(code.ptx)
+      << "; it should carry PTX for 9.0 only, the newest, for forward compatibility: " << kEditHint;
+}
+
+// ---------------------------------------------------------------- exercise 1 (GPU)
+
+TEST(FatBinaryGpu, RunsFromSassBuiltForThisGpu) {
+  COURSE_REQUIRE_GPU();
+  const auto& device = course::current_device();
+  const int cc = 10 * device.compute_major + device.compute_minor;
+  const auto archs = course::parse_arch_list(chapter_cuda_arch_list());
+  ASSERT_EQ(archs, (std::set<int>{800, 900})) << "make the FatBinary tests pass first: " << kEditHint;
+  // ctest runs this with CUDA_DISABLE_PTX_JIT=1: the kernel can only run from SASS.
+  const int ran = running_cuda_arch();
+  const cudaError_t launch = cudaGetLastError();
+  ASSERT_EQ(launch, cudaSuccess) << "the kernel did not run on " << course::device_line() << ": "
+                                 << cudaGetErrorString(launch)
+                                 << ". With JIT compilation disabled, this means the binary has no SASS for this GPU.";
+  EXPECT_EQ(ran, 10 * cc) << "the running code was compiled for __CUDA_ARCH__ = " << ran << ", not for this GPU";
+  cudaFuncAttributes attributes{};
+  CUDA_CHECK(probe_kernel_attributes(&attributes));
+  std::printf("[  INFO    ] %s: binaryVersion %d, ptxVersion %d, __CUDA_ARCH__ %d\n", course::device_line().c_str(),
+              attributes.binaryVersion, attributes.ptxVersion, ran);
+  EXPECT_EQ(attributes.binaryVersion, cc);
+}
+
+// ---------------------------------------------------------------- exercise 2: several GPUs
+
+std::vector<float> heavy_on_cpu(const std::vector<float>& in, int iterations) {
+  std::vector<float> out(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    float x = in[i];
+    for (int k = 0; k < iterations; ++k) x = std::fma(x, 0.999f, 0.001f);
+    out[i] = x;
+  }
+  return out;
+}
+
+int visible_device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+// Runs compute_on_devices over `devices` and checks the result and the current device.
+void expect_correct_on(const std::vector<int>& devices, size_t n) {
+  SCOPED_TRACE(course::seed_note());
+  const int iterations = 64;
+  const auto input = course::random_floats(n, course::test_seed());
+  course::PinnedHostBuffer<float> host_in(n), host_out(n);
+  std::memcpy(host_in.data(), input.data(), n * sizeof(float));
+  std::memset(host_out.data(), 0xFF, n * sizeof(float));
+  CUDA_CHECK(cudaSetDevice(devices.back()));
+  const cudaError_t status =
+      compute_on_devices(host_in.data(), host_out.data(), n, iterations, devices.data(), static_cast<int>(devices.size()));
+  ASSERT_EQ(status, cudaSuccess) << "compute_on_devices returned " << cudaGetErrorName(status) << ": "
+                                 << cudaGetErrorString(status) << " (TODO(1)-(3))";
+  int current = -1;
+  CUDA_CHECK(cudaGetDevice(&current));
+  EXPECT_EQ(current, devices.back()) << "compute_on_devices did not restore the caller's current device";
+  // The same fmaf chain on both sides: exact.
+  EXPECT_TRUE(course::all_close(heavy_on_cpu(input, iterations), std::vector<float>(host_out.data(), host_out.data() + n),
+                                {0, 0}))
+      << "compute_on_devices over " << devices.size() << " device(s), n = " << n;
+}
+
+TEST(MultiGpu, MatchesCpuOnOneDevice) {
+  COURSE_REQUIRE_GPU();
+  expect_correct_on({0}, 1000003);
+}
+
+TEST(MultiGpu, MatchesCpuOnEveryVisibleDevice) {
+  COURSE_REQUIRE_GPU();
+  std::vector<int> all(visible_device_count());
+  for (int d = 0; d < static_cast<int>(all.size()); ++d) all[d] = d;
+  expect_correct_on(all, (size_t{1} << 22) + 3);
+}
+
+TEST(MultiGpu, MatchesCpuWithMorePartsThanElements) {
+  COURSE_REQUIRE_GPU();
+  // Part d on device d % count: with 5 parts and 3 elements, some parts are empty.
+  const int count = visible_device_count();
+  std::vector<int> devices;
+  for (int d = 0; d < 5; ++d) devices.push_back(d % count);
+  expect_correct_on(devices, 3);
+}
+
+// Run twice by ctest: as it is, and with CUDA_VISIBLE_DEVICES=1 (tests.cmake).
+TEST(MultiGpu, UsesOnlyVisibleDevices) {
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (const auto why = course::gpu_unavailable_reason()) {
+    if (visible) GTEST_SKIP() << "CUDA_VISIBLE_DEVICES=" << visible << " leaves no GPU visible on this machine (" << *why << ")";
+    GTEST_SKIP() << *why;
+  }
+  const int count = visible_device_count();
+  if (visible) {
+    std::stringstream list(visible);
+    std::string item;
+    int listed = 0;
+    while (std::getline(list, item, ',')) ++listed;
+    EXPECT_LE(count, listed) << "CUDA_VISIBLE_DEVICES=" << visible << " but " << count << " devices are visible";
+    std::printf("[  INFO    ] CUDA_VISIBLE_DEVICES=%s: %d device(s) visible, the first is %s\n", visible, count,
+                course::device_line().c_str());
+  }
+  std::vector<int> all(count);
+  for (int d = 0; d < count; ++d) all[d] = d;  // visible devices are numbered from 0
+  expect_correct_on(all, 100003);
+}
+
+bool have_two_gpus() { return visible_device_count() >= 2; }
+
+TEST(PeerAccess, CopiesBetweenTwoDevices) {
+  COURSE_REQUIRE_GPU();
+  if (!have_two_gpus()) GTEST_SKIP() << "needs two GPUs; this machine shows " << visible_device_count();
+  SCOPED_TRACE(course::seed_note());
+  const size_t n = 1000003;
+  const auto input = course::random_floats(n, course::test_seed());
+  CUDA_CHECK(cudaSetDevice(0));
+  course::DeviceBuffer<float> source(input);
+  CUDA_CHECK(cudaSetDevice(1));
+  course::DeviceBuffer<float> destination(n);
+  destination.poison();
+  CUDA_CHECK(cudaSetDevice(0));
+  int can_access = 0;
+  CUDA_CHECK(cudaDeviceCanAccessPeer(&can_access, 0, 1));
+  const bool enabled = enable_peer_access(0, 1);
+  EXPECT_EQ(enabled, can_access != 0) << "enable_peer_access(0, 1) returned " << enabled
+                                      << " but cudaDeviceCanAccessPeer says " << can_access << " (TODO(4))";
+  int current = -1;
+  CUDA_CHECK(cudaGetDevice(&current));
+  EXPECT_EQ(current, 0) << "enable_peer_access did not restore the current device";
+  EXPECT_EQ(enable_peer_access(0, 1), enabled) << "enabling twice must give the same answer";
+  course::Stream stream;
+  copy_between_devices(destination.data(), 1, source.data(), 0, n, stream);
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  CUDA_CHECK_LAUNCH("copy_between_devices");
+  CUDA_CHECK(cudaSetDevice(1));
+  EXPECT_TRUE(course::all_close(input, destination.download(), {0, 0})) << "copy_between_devices (TODO(5))";
+  CUDA_CHECK(cudaSetDevice(0));
+}
+
+// ---------------------------------------------------------------- performance (two GPUs)
+
+// Required: two GPUs >= 1.7x one for a compute-bound split (two H200: 1.99x).
+constexpr double kTwoGpuSpeedup = 1.7;
+
+TEST(MultiGpuPerf, TwoGpusAtLeast1_7xOne) {
+  COURSE_REQUIRE_GPU();
+  if (!have_two_gpus()) GTEST_SKIP() << "needs two GPUs; this machine shows " << visible_device_count();
+  const size_t n = size_t{1} << 24;
+  const int iterations = 2048;
+  course::PinnedHostBuffer<float> host_in(n), host_out(n);
+  const auto input = course::random_floats(n, course::test_seed());
+  std::memcpy(host_in.data(), input.data(), n * sizeof(float));
+  const int one[] = {0}, two[] = {0, 1};
+  auto run = [&](const int* devices, int count) {
+    const cudaError_t status = compute_on_devices(host_in.data(), host_out.data(), n, iterations, devices, count);
+    if (status != cudaSuccess) throw course::CudaError(status, std::string("compute_on_devices: ") + cudaGetErrorString(status));
+  };
+  run(two, 2);
+  const auto expected = heavy_on_cpu(std::vector<float>(input.begin(), input.begin() + 4096), iterations);
+  ASSERT_TRUE(course::all_close(expected, std::vector<float>(host_out.data(), host_out.data() + 4096), {0, 0}))
+      << "compute_on_devices is wrong, so it was not timed";
+  const auto t1 = course::time_on_host([&] { run(one, 1); }, 1, 5);
+  const auto t2 = course::time_on_host([&] { run(two, 2); }, 1, 5);
+  const double work = static_cast<double>(n) * iterations;
+  course::PerfCheck perf{"compute_on_devices over GPUs 0 and 1", work / (t2.median_ms * 1e6), "Gstep/s",
+                         work / (t1.median_ms * 1e6), "the same on GPU 0 alone", kTwoGpuSpeedup,
+                         "both devices must work at the same time: enqueue every device's copies and kernel "
+                         "before synchronising any of them, each on its own stream, from pinned host memory.",
+                         t2};
+  EXPECT_TRUE(course::meets_ratio(perf));
+}
+
+// Required: >= 5x a peer copy without peer access (two H200 over NVLink: 391 vs 38 GB/s).
+constexpr double kPeerSpeedup = 5.0;
+
+TEST(PeerAccessPerf, AtLeast5xWithoutPeerAccess) {
+  COURSE_REQUIRE_GPU();
+  if (!have_two_gpus()) GTEST_SKIP() << "needs two GPUs; this machine shows " << visible_device_count();
+  int can_access = 0;
+  CUDA_CHECK(cudaDeviceCanAccessPeer(&can_access, 0, 1));
+  if (!can_access) GTEST_SKIP() << "GPUs 0 and 1 cannot access each other's memory (cudaDeviceCanAccessPeer = 0)";
+  const size_t n = size_t{1} << 26;
+  CUDA_CHECK(cudaSetDevice(0));
+  course::DeviceBuffer<float> source(n);
+  CUDA_CHECK(cudaMemset(source.data(), 0, n * sizeof(float)));
+  CUDA_CHECK(cudaSetDevice(1));
+  course::DeviceBuffer<float> destination(n);
+  CUDA_CHECK(cudaSetDevice(0));
+  course::Stream stream;
+  // The baseline first, before anything enables peer access in this process.
+  const auto staged = course::time_on_stream(
+      [&](cudaStream_t s) { CUDA_CHECK(cudaMemcpyPeerAsync(destination.data(), 1, source.data(), 0, n * 4, s)); }, stream, 2, 10);
+  ASSERT_TRUE(enable_peer_access(0, 1)) << "enable_peer_access(0, 1) failed although the devices allow it (TODO(4))";
+  const auto direct = course::time_on_stream(
+      [&](cudaStream_t s) { copy_between_devices(destination.data(), 1, source.data(), 0, n, s); }, stream, 2, 10);
+  const double gigabytes = n * 4 / 1e9;
+  course::PerfCheck perf{"copy_between_devices, 256 MiB, GPU 0 -> 1", gigabytes / (direct.median_ms / 1e3), "GB/s",
+                         gigabytes / (staged.median_ms / 1e3), "cudaMemcpyPeerAsync without peer access", kPeerSpeedup,
+                         "without peer access the driver stages the copy through host memory: enable access in both "
+                         "directions with cudaDeviceEnablePeerAccess, from each device in turn.",
+                         direct};
+  EXPECT_TRUE(course::meets_ratio(perf));
+}
+
+}  // namespace

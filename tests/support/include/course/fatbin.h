@@ -1,0 +1,38 @@
+/// @file fatbin.h
+/// @brief What GPU code a binary carries: SASS (cubin) per architecture and PTX, read with
+/// cuobjdump where it exists and from the fatbinary headers of the file otherwise.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace course {
+
+/// The architectures a binary carries code for, e.g. sass {80, 90}, ptx {90}.
+struct EmbeddedCode {
+  std::set<int> sass;  ///< compute capabilities with machine code (cubin), as 10 * major + minor
+  std::set<int> ptx;   ///< virtual architectures with PTX, as 10 * major + minor
+  std::string method;  ///< how it was found: "cuobjdump" or "fatbinary headers"
+};
+
+/// Parses fatbinary containers (magic 0xBA55ED50) found anywhere in `bytes`: each holds
+/// entries whose headers give the kind (1 = PTX, 2 = cubin) and the architecture.
+EmbeddedCode parse_fatbinaries(const std::string& bytes);
+
+/// Parses the output of `cuobjdump --list-elf --list-ptx`: lines like
+/// "ELF file    1: name.1.sm_80.cubin" and "PTX file    1: name.1.sm_90.ptx".
+EmbeddedCode parse_cuobjdump_listing(const std::string& listing);
+
+/// Inspects the executable at `path` with the cuobjdump at `cuobjdump` if it runs, else
+/// by reading its fatbinary headers. Throws std::runtime_error if the file cannot be read.
+EmbeddedCode inspect_binary(const std::string& path, const std::string& cuobjdump);
+
+/// Parses a __CUDA_ARCH_LIST__ text such as "800,900" into {800, 900}.
+std::set<int> parse_arch_list(const std::string& text);
+
+/// "{80, 90}": for messages.
+std::string to_string(const std::set<int>& values);
+
+}  // namespace course

@@ -1,0 +1,98 @@
+#include "course/fatbin.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+
+namespace course {
+
+namespace {
+template <class T>
+T read_at(const std::string& bytes, std::size_t offset) {
+  T value{};
+  std::memcpy(&value, bytes.data() + offset, sizeof value);
+  return value;
+}
+}  // namespace
+
+EmbeddedCode parse_fatbinaries(const std::string& bytes) {
+  // Container header: u32 magic, u16 version, u16 header size, u64 size of the entries.
+  // Entry header: u16 kind, u16 version, u32 header size, u64 payload size, ..., u32
+  // architecture at byte 28. (Layout read off nvcc's output; cuobjdump agrees with it.)
+  constexpr std::uint32_t kMagic = 0xBA55ED50u;
+  EmbeddedCode code;
+  code.method = "fatbinary headers";
+  for (std::size_t at = 0; at + 16 <= bytes.size(); at += 4) {
+    if (read_at<std::uint32_t>(bytes, at) != kMagic) continue;
+    const auto header_size = read_at<std::uint16_t>(bytes, at + 6);
+    const auto entries_size = read_at<std::uint64_t>(bytes, at + 8);
+    if (header_size < 16 || at + header_size + entries_size > bytes.size()) continue;
+    std::size_t entry = at + header_size;
+    const std::size_t end = entry + entries_size;
+    while (entry + 32 <= end) {
+      const auto kind = read_at<std::uint16_t>(bytes, entry);
+      const auto entry_header_size = read_at<std::uint32_t>(bytes, entry + 4);
+      const auto payload_size = read_at<std::uint64_t>(bytes, entry + 8);
+      const auto arch = read_at<std::uint32_t>(bytes, entry + 28);
+      if (entry_header_size < 32 || payload_size > end - entry) break;
+      if (kind == 1) code.ptx.insert(static_cast<int>(arch));
+      if (kind == 2) code.sass.insert(static_cast<int>(arch));
+      entry += entry_header_size + payload_size;
+    }
+    at = (end & ~std::size_t{3}) - 4;  // resume the scan after this container (the loop adds 4)
+  }
+  return code;
+}
+
+EmbeddedCode parse_cuobjdump_listing(const std::string& listing) {
+  EmbeddedCode code;
+  code.method = "cuobjdump";
+  const std::regex line(R"((ELF|PTX) file\s+\d+:.*\.(sm|compute)_(\d+)[a-z]?\.(cubin|ptx))");
+  std::istringstream in(listing);
+  std::string text;
+  std::smatch match;
+  while (std::getline(in, text)) {
+    if (!std::regex_search(text, match, line)) continue;
+    const int arch = std::stoi(match[3]);
+    (match[1] == "ELF" ? code.sass : code.ptx).insert(arch);
+  }
+  return code;
+}
+
+EmbeddedCode inspect_binary(const std::string& path, const std::string& cuobjdump) {
+  if (!cuobjdump.empty()) {
+    const std::string command = "\"" + cuobjdump + "\" --list-elf --list-ptx \"" + path + "\" 2>/dev/null";
+    if (std::FILE* pipe = popen(command.c_str(), "r")) {
+      std::string listing;
+      char buffer[4096];
+      while (std::size_t got = std::fread(buffer, 1, sizeof buffer, pipe)) listing.append(buffer, got);
+      if (pclose(pipe) == 0) return parse_cuobjdump_listing(listing);
+    }
+  }
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw std::runtime_error("cannot read " + path);
+  const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  return parse_fatbinaries(bytes);
+}
+
+std::set<int> parse_arch_list(const std::string& text) {
+  std::set<int> values;
+  std::istringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ','))
+    if (!item.empty()) values.insert(std::stoi(item));
+  return values;
+}
+
+std::string to_string(const std::set<int>& values) {
+  std::string text = "{";
+  for (int v : values) text += (text.size() > 1 ? ", " : "") + std::to_string(v);
+  return text + "}";
+}
+
+}  // namespace course
