@@ -26,12 +26,9 @@ echo "== grade workflow (exit $?; the untouched starters are expected to fail)"
 sed -n '/==== Grade summary/,/^Reports:/p' "$logs/grade.log"
 cp build/grade-report.md build/grade-report.xml build/test-report.xml "$logs/" 2>/dev/null
 
-for program in build/calibrate_*; do
-  [ -x "$program" ] || continue
-  name=$(basename "$program")
-  echo "== $name"
-  "$program" --csv "$logs/$name.csv" 2>&1 | tee "$logs/$name.txt"
-done
+echo "== calibration (docs/figures/measure.sh: tables here, CSV in docs/data)"
+docs/figures/measure.sh build 2>&1 | tee "$logs/calibration.txt"
+cp docs/data/* "$logs/" 2>/dev/null
 
 if command -v compute-sanitizer >/dev/null 2>&1; then
   echo "== compute-sanitizer (memcheck, then racecheck) on the references, small shapes"

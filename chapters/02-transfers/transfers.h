@@ -16,13 +16,15 @@ class PinnedBuffer {
   explicit PinnedBuffer(size_t bytes);
   /// Releases the memory.
   ~PinnedBuffer();
+  /// Takes over `other`'s memory; `other` is left empty.
   PinnedBuffer(PinnedBuffer&& other) noexcept;
+  /// Swaps contents with `other`, which then releases what this buffer held.
   PinnedBuffer& operator=(PinnedBuffer&& other) noexcept;
   PinnedBuffer(const PinnedBuffer&) = delete;
   PinnedBuffer& operator=(const PinnedBuffer&) = delete;
 
-  void* data() const { return data_; }
-  size_t size() const { return bytes_; }
+  void* data() const { return data_; }   ///< The memory, or nullptr when empty.
+  size_t size() const { return bytes_; }  ///< Its size in bytes.
 
  private:
   void* data_ = nullptr;

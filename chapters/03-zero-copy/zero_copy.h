@@ -21,7 +21,7 @@ class MappedBuffer {
   void* host() const { return host_; }
   /// The same memory as a kernel must address it (from cudaHostGetDevicePointer).
   void* device() const { return device_; }
-  size_t size() const { return bytes_; }
+  size_t size() const { return bytes_; }  ///< Its size in bytes.
 
  private:
   void* host_ = nullptr;

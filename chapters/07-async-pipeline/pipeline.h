@@ -38,9 +38,11 @@ __global__ void mirror_tiles_pipelined_kernel(const float* __restrict__ in, floa
 /// cuda::barrier. On older GPUs it is never launched.
 __global__ void mirror_tiles_bulk_kernel(const float* __restrict__ in, float* __restrict__ out, size_t n);
 
-/// Given: launch the kernels above, one block per multiprocessor, on `stream`.
+/// Given: launches mirror_tiles_sync_kernel, one block per multiprocessor, on `stream`.
 void mirror_tiles_sync(const float* in, float* out, size_t n, cudaStream_t stream);
+/// Given: launches mirror_tiles_pipelined_kernel, one block per multiprocessor, on `stream`.
 void mirror_tiles_pipelined(const float* in, float* out, size_t n, cudaStream_t stream);
+/// Given: launches mirror_tiles_bulk_kernel, one block per multiprocessor, on `stream`.
 void mirror_tiles_bulk(const float* in, float* out, size_t n, cudaStream_t stream);
 
 /// Blocks in every launch of this chapter: the number of multiprocessors of the current device.

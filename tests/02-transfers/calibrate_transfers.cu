@@ -1,5 +1,6 @@
 // Calibration of chapter 02 (not a test): pageable vs pinned transfers, and the sequential
-// vs staged pipeline for several chunk counts. Usage: calibrate_transfers [--csv FILE]
+// vs staged pipeline for several chunk counts, and the timeline of one staged run.
+// Usage: calibrate_transfers [--csv FILE] [--timeline FILE]
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -12,8 +13,11 @@
 
 int main(int argc, char** argv) {
   const char* csv_path = nullptr;
-  for (int i = 1; i < argc; ++i)
+  const char* timeline_path = nullptr;
+  for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--csv") == 0 && i + 1 < argc) csv_path = argv[++i];
+    if (std::strcmp(argv[i], "--timeline") == 0 && i + 1 < argc) timeline_path = argv[++i];
+  }
   if (const auto why = course::gpu_unavailable_reason()) {
     std::printf("calibrate_transfers: %s\n", why->c_str());
     return 0;
@@ -57,6 +61,38 @@ int main(int argc, char** argv) {
       std::snprintf(label, sizeof label, "staged, 4 streams, %d chunks", chunks);
       std::printf("%-40s %9.2f ms %8.3f x sequential\n", label, t.median_ms, t.median_ms / sequential.median_ms);
       if (csv) std::fprintf(csv, "staged 4 streams,%d,%.3f,0\n", chunks, t.median_ms);
+    }
+    // A timeline of one staged run (4 streams, 8 chunks): events around every operation.
+    if (timeline_path) {
+      constexpr int kChunks = 8;
+      std::vector<cudaEvent_t> events(4 * kChunks);
+      for (auto& e : events) CUDA_CHECK(cudaEventCreate(&e));
+      CUDA_CHECK(cudaDeviceSynchronize());
+      for (int c = 0; c < kChunks; ++c) {
+        const size_t begin = n * c / kChunks, count = n * (c + 1) / kChunks - begin;
+        cudaStream_t s = streams[c % 4];
+        cudaEvent_t* e = &events[4 * c];
+        CUDA_CHECK(cudaEventRecord(e[0], s));
+        CUDA_CHECK(cudaMemcpyAsync(device_in.data() + begin, pinned_in.data() + begin, count * 4, cudaMemcpyHostToDevice, s));
+        CUDA_CHECK(cudaEventRecord(e[1], s));
+        light_kernel(device_in.data() + begin, device_out.data() + begin, count, s);
+        CUDA_CHECK(cudaEventRecord(e[2], s));
+        CUDA_CHECK(cudaMemcpyAsync(pinned_out.data() + begin, device_out.data() + begin, count * 4, cudaMemcpyDeviceToHost, s));
+        CUDA_CHECK(cudaEventRecord(e[3], s));
+      }
+      CUDA_CHECK(cudaDeviceSynchronize());
+      std::FILE* timeline = std::fopen(timeline_path, "w");
+      if (timeline) std::fprintf(timeline, "stream,chunk,operation,start_ms,end_ms\n");
+      const char* names[] = {"upload", "kernel", "download"};
+      for (int c = 0; c < kChunks && timeline; ++c)
+        for (int op = 0; op < 3; ++op) {
+          float start = 0, end = 0;
+          CUDA_CHECK(cudaEventElapsedTime(&start, events[0], events[4 * c + op]));
+          CUDA_CHECK(cudaEventElapsedTime(&end, events[0], events[4 * c + op + 1]));
+          std::fprintf(timeline, "%d,%d,%s,%.4f,%.4f\n", c % 4, c, names[op], start, end);
+        }
+      if (timeline) std::fclose(timeline);
+      for (auto e : events) cudaEventDestroy(e);
     }
     for (auto s : streams) cudaStreamDestroy(s);
     if (csv) std::fclose(csv);

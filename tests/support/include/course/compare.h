@@ -15,31 +15,31 @@ namespace course {
 
 /// |actual - expected| <= absolute + relative * |expected| passes.
 struct Tolerance {
-  double absolute = 0;
-  double relative = 0;
+  double absolute = 0;  ///< allowed difference, whatever the magnitude
+  double relative = 0;  ///< allowed difference per unit of |expected|
 };
 
 /// Optional 2-D view of the arrays (row-major), so that messages give (row, col).
 struct Shape2D {
-  std::size_t rows = 0;
-  std::size_t cols = 0;
+  std::size_t rows = 0;  ///< number of rows (0: not a matrix)
+  std::size_t cols = 0;  ///< elements per row
 };
 
 /// One differing element.
 struct Mismatch {
-  std::size_t index = 0;
-  double expected = 0;
-  double actual = 0;
-  bool unwritten = false;
+  std::size_t index = 0;  ///< position in the flat array
+  double expected = 0;    ///< the reference value
+  double actual = 0;      ///< the value found
+  bool unwritten = false;  ///< the element still holds the poison pattern
 };
 
 /// What a comparison found.
 struct ComparisonReport {
-  std::size_t checked = 0;
+  std::size_t checked = 0;     ///< elements compared
   std::size_t mismatched = 0;  ///< includes the unwritten ones
-  std::size_t unwritten = 0;
+  std::size_t unwritten = 0;   ///< elements still holding the poison pattern
   std::vector<Mismatch> first;  ///< the first few, in index order
-  bool ok() const { return mismatched == 0; }
+  bool ok() const { return mismatched == 0; }  ///< true when nothing differs
 };
 
 /// True if the float still holds the poison bit pattern (all bytes 0xFF).

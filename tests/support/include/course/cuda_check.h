@@ -12,6 +12,7 @@ namespace course {
 /// A failed CUDA call, with the call's text, file and line in what().
 class CudaError : public std::runtime_error {
  public:
+  /// An error `code` with the full `message` (see describe_cuda_error).
   CudaError(cudaError_t code, const std::string& message) : std::runtime_error(message), code_(code) {}
   /// The CUDA error code that was returned.
   cudaError_t code() const { return code_; }

@@ -17,6 +17,7 @@ template <class T>
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
+  /// Allocates `count` elements (uninitialised).
   explicit DeviceBuffer(std::size_t count) : count_(count) {
     if (count_ > 0) CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), bytes()));
   }
@@ -24,7 +25,9 @@ class DeviceBuffer {
   explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) { upload(host); }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  /// Takes over `other`'s memory.
   DeviceBuffer(DeviceBuffer&& other) noexcept { swap(other); }
+  /// Swaps with `other`, which then frees what this held.
   DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
     swap(other);
     return *this;
@@ -33,17 +36,19 @@ class DeviceBuffer {
     if (data_ != nullptr) cudaFree(data_);  // never throw from a destructor
   }
 
-  T* data() { return data_; }
-  const T* data() const { return data_; }
-  std::size_t size() const { return count_; }
-  std::size_t bytes() const { return count_ * sizeof(T); }
+  T* data() { return data_; }                               ///< Device pointer.
+  const T* data() const { return data_; }                   ///< Device pointer.
+  std::size_t size() const { return count_; }               ///< Number of elements.
+  std::size_t bytes() const { return count_ * sizeof(T); }  ///< Size in bytes.
 
+  /// Copies `host` (exactly size() elements) to the device and waits for it.
   void upload(const std::vector<T>& host) {
     if (host.size() != count_) throw std::invalid_argument("DeviceBuffer::upload: size mismatch");
     if (count_ > 0) CUDA_CHECK(cudaMemcpy(data_, host.data(), bytes(), cudaMemcpyHostToDevice));
     // A pageable cudaMemcpy may return before the data lands: finish it before any kernel.
     CUDA_CHECK(cudaDeviceSynchronize());
   }
+  /// Copies the contents back to the host.
   std::vector<T> download() const {
     std::vector<T> host(count_);
     if (count_ > 0) CUDA_CHECK(cudaMemcpy(host.data(), data_, bytes(), cudaMemcpyDeviceToHost));
@@ -72,12 +77,15 @@ class DeviceBuffer {
 template <class T>
 class PinnedHostBuffer {
  public:
+  /// Allocates `count` pinned elements (uninitialised).
   explicit PinnedHostBuffer(std::size_t count) : count_(count) {
     if (count_ > 0) CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&data_), count_ * sizeof(T)));
   }
   PinnedHostBuffer(const PinnedHostBuffer&) = delete;
   PinnedHostBuffer& operator=(const PinnedHostBuffer&) = delete;
+  /// Takes over `other`'s memory.
   PinnedHostBuffer(PinnedHostBuffer&& other) noexcept { swap(other); }
+  /// Swaps with `other`, which then frees what this held.
   PinnedHostBuffer& operator=(PinnedHostBuffer&& other) noexcept {
     swap(other);
     return *this;
@@ -85,12 +93,12 @@ class PinnedHostBuffer {
   ~PinnedHostBuffer() {
     if (data_ != nullptr) cudaFreeHost(data_);
   }
-  T* data() { return data_; }
-  const T* data() const { return data_; }
-  std::size_t size() const { return count_; }
-  std::size_t bytes() const { return count_ * sizeof(T); }
-  T& operator[](std::size_t i) { return data_[i]; }
-  const T& operator[](std::size_t i) const { return data_[i]; }
+  T* data() { return data_; }                               ///< Host pointer.
+  const T* data() const { return data_; }                   ///< Host pointer.
+  std::size_t size() const { return count_; }               ///< Number of elements.
+  std::size_t bytes() const { return count_ * sizeof(T); }  ///< Size in bytes.
+  T& operator[](std::size_t i) { return data_[i]; }              ///< Element i.
+  const T& operator[](std::size_t i) const { return data_[i]; }  ///< Element i.
 
  private:
   void swap(PinnedHostBuffer& other) noexcept {
@@ -109,8 +117,8 @@ class Stream {
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
   ~Stream() { cudaStreamDestroy(stream_); }
-  cudaStream_t get() const { return stream_; }
-  operator cudaStream_t() const { return stream_; }
+  cudaStream_t get() const { return stream_; }       ///< The stream handle.
+  operator cudaStream_t() const { return stream_; }  ///< Passes as a cudaStream_t.
 
  private:
   cudaStream_t stream_ = nullptr;

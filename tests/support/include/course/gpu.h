@@ -13,14 +13,14 @@ std::optional<std::string> gpu_unavailable_reason();
 
 /// What the tests need to know about the current device.
 struct DeviceInfo {
-  std::string name;
-  int compute_major = 0;
-  int compute_minor = 0;
-  int sm_count = 0;
-  std::size_t l2_bytes = 0;
-  std::size_t global_memory_bytes = 0;
-  int async_engine_count = 0;
-  bool can_map_host_memory = false;
+  std::string name;                    ///< e.g. "NVIDIA H100 80GB HBM3"
+  int compute_major = 0;               ///< compute capability, major
+  int compute_minor = 0;               ///< compute capability, minor
+  int sm_count = 0;                    ///< multiprocessors
+  std::size_t l2_bytes = 0;            ///< L2 cache size
+  std::size_t global_memory_bytes = 0;  ///< device memory size
+  int async_engine_count = 0;          ///< copy engines (asyncEngineCount)
+  bool can_map_host_memory = false;    ///< zero-copy possible (canMapHostMemory)
 };
 
 /// Properties of the current device (read once per process).

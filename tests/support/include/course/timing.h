@@ -11,10 +11,10 @@ namespace course {
 
 /// Summary of repeated timings, in milliseconds.
 struct TimingStats {
-  double median_ms = 0;
-  double min_ms = 0;
-  double max_ms = 0;
-  int repetitions = 0;
+  double median_ms = 0;  ///< the median, the number the tests use
+  double min_ms = 0;     ///< the fastest repetition
+  double max_ms = 0;     ///< the slowest repetition
+  int repetitions = 0;   ///< how many were timed
   /// (max - min) / median: how noisy the repetitions were.
   double relative_spread() const { return median_ms > 0 ? (max_ms - min_ms) / median_ms : 0; }
 };

@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Draws the course's figures from the calibration CSVs in docs/data with gnuplot.
+
+  docs/figures/plot.py     (no GPU needed; docs/figures/measure.sh measures first)
+
+Writes docs/figures/<chapter>*.svg; every title names the GPU and the date of the measurement
+(docs/data/measured-on.txt).
+"""
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "..", "data")
+
+
+def rows(name):
+    with open(os.path.join(DATA, name), newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def measured_on():
+    with open(os.path.join(DATA, "measured-on.txt")) as f:
+        return f.read().strip()
+
+
+def gnuplot(name, script, data):
+    """Runs `script` with $data (a gnuplot datablock) and writes <name>.svg."""
+    out = os.path.join(HERE, name + ".svg")
+    text = (f"$data << EOD\n{data}EOD\n"
+            f"set terminal svg size 820,440 dynamic enhanced font 'Helvetica,13' background rgb 'white'\n"
+            f"set output '{out}'\n"
+            f"set key top left\nset grid ytics lc rgb '#dddddd'\nset border 3\nset tics nomirror\n"
+            + script)
+    with tempfile.NamedTemporaryFile("w", suffix=".gp", delete=False) as f:
+        f.write(text)
+    try:
+        subprocess.run(["gnuplot", f.name], check=True)
+    finally:
+        os.unlink(f.name)
+    print("wrote", os.path.relpath(out))
+
+
+def title(text):
+    return f"set title \"{text}\\n{{/*0.8 {measured_on()}}}\"\n"
+
+
+def transpose():
+    data = rows("06-transpose.csv")
+    sizes = sorted({int(r["n"]) for r in data})
+    variants = ["naive", "tiled (no padding)", "tiled (padded)"]
+    lines = ""
+    for n in sizes:
+        values = {r["variant"]: float(r["fraction_of_memcpy"]) for r in data if int(r["n"]) == n}
+        lines += f'"{n} x {n}" ' + " ".join(f"{values[v]:.3f}" for v in variants) + "\n"
+    gnuplot("06-transpose", title("Transpose: effective bandwidth as a fraction of cudaMemcpy") + """
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set yrange [0:1.1]
+set ylabel "fraction of the device-to-device copy"
+set arrow from graph 0, first 0.75 to graph 1, first 0.75 nohead dt 2 lw 2 lc rgb '#aa0000'
+set label "test threshold 0.75" at graph 0.01, first 0.78 tc rgb '#aa0000'
+plot $data using 2:xtic(1) title "naive" lc rgb '#bbbbbb', '' using 3 title "tiled, no padding" lc rgb '#f0a030', \\
+     '' using 4 title "tiled, padded" lc rgb '#3070c0'
+""", lines)
+
+
+def matmul():
+    data = rows("05-matmul.csv")
+    gemm = [r for r in data if r["problem"] == "C=AB 4096^3"]
+    lines = "".join(f'"{r["variant"]}" {float(r["tflops"]):.2f}\n' for r in gemm)
+    gnuplot("05-matmul-gemm", title("C = A·B, 4096^3, FP32: TFLOP/s") + """
+set style data histograms
+set style fill solid 0.85 border -1
+set boxwidth 0.7
+set yrange [0:*]
+set ylabel "TFLOP/s"
+set key off
+plot $data using 2:xtic(1) lc rgb '#3070c0', '' using 0:($2+1.5):(sprintf("%.1f",$2)) with labels notitle
+""", lines)
+    aat = [r for r in data if r["problem"] == "C=AAT 8192x1024"]
+    lines = "".join(f'"{r["variant"]}" {float(r["tflops"]):.2f}\n' for r in aat)
+    gnuplot("05-matmul-aat", title("C = A·A^T, A of 8192 x 1024, FP32: TFLOP/s") + """
+set style data histograms
+set style fill solid 0.85 border -1
+set boxwidth 0.7
+set logscale y
+set yrange [0.2:100]
+set ylabel "TFLOP/s (log scale)"
+set key off
+plot $data using 2:xtic(1) lc rgb '#3070c0', '' using 0:($2*1.25):(sprintf("%.2f",$2)) with labels notitle
+""", lines)
+
+
+def pipeline():
+    data = rows("07-async-pipeline.csv")
+    staged = [r for r in data if r["variant"].startswith("memcpy_async")]
+    lines = "".join(f'{r["stages"]} {float(r["fraction_of_memcpy"]):.3f}\n' for r in staged)
+    sync = next(float(r["fraction_of_memcpy"]) for r in data if r["variant"].startswith("synchronous"))
+    bulk = [float(r["fraction_of_memcpy"]) for r in data if r["variant"].startswith("bulk")]
+    extra = f"set arrow from graph 0, first {sync} to graph 1, first {sync} nohead dt 3 lw 2 lc rgb '#888888'\n"
+    extra += f"set label 'synchronous loads {sync:.2f}' at graph 0.55, first {sync - 0.04} tc rgb '#666666'\n"
+    if bulk:
+        extra += f"set arrow from graph 0, first {bulk[0]} to graph 1, first {bulk[0]} nohead dt 4 lw 2 lc rgb '#2a8a2a'\n"
+        extra += f"set label 'bulk copies (TMA) {bulk[0]:.2f}' at graph 0.55, first {bulk[0] + 0.03} tc rgb '#2a8a2a'\n"
+    gnuplot("07-async-pipeline", title("One block of 256 threads per SM: bandwidth against pipeline stages") + extra + """
+set xrange [0.5:8.5]
+set yrange [0:1.05]
+set xtics (1,2,3,4,6,8)
+set xlabel "stages (4 KiB each)"
+set ylabel "fraction of the device-to-device copy"
+set arrow from graph 0, first 0.70 to graph 1, first 0.70 nohead dt 2 lw 2 lc rgb '#aa0000'
+set label "test threshold 0.70" at graph 0.02, first 0.73 tc rgb '#aa0000'
+plot $data using 1:2 with linespoints lw 2 pt 7 lc rgb '#3070c0' title "cuda::memcpy\\\\_async pipeline"
+""", lines)
+
+
+def transfers():
+    data = rows("02-transfers.csv")
+    sequential = next(float(r["ms"]) for r in data if r["what"] == "sequential")
+    staged = [r for r in data if r["what"].startswith("staged")]
+    lines = "".join(f'{r["chunks"]} {float(r["ms"]) / sequential:.3f}\n' for r in staged)
+    gnuplot("02-transfers-chunks", title("256 MiB up, light kernel, 256 MiB down: staged time / sequential time") + """
+set logscale x 2
+set xrange [3:80]
+set yrange [0:1.1]
+set xlabel "chunks (over 4 streams)"
+set ylabel "time relative to one stream"
+set arrow from graph 0, first 0.8 to graph 1, first 0.8 nohead dt 2 lw 2 lc rgb '#aa0000'
+set label "test threshold 0.8" at graph 0.02, first 0.83 tc rgb '#aa0000'
+plot $data using 1:2 with linespoints lw 2 pt 7 lc rgb '#3070c0' title "staged, 4 streams", 1 with lines dt 3 lc rgb '#888888' title "sequential"
+""", lines)
+    timeline = rows("02-transfers-timeline.csv")
+    colours = {"upload": "0x3070c0", "kernel": "0xf0a030", "download": "0x2a8a2a"}
+    lines = "".join(
+        f'{float(r["start_ms"]):.4f} {float(r["end_ms"]):.4f} {int(r["stream"])} {colours[r["operation"]]} {r["chunk"]}\n'
+        for r in timeline)
+    gnuplot("02-transfers-timeline", title("Timeline of one staged run: 8 chunks over 4 streams") + """
+set xlabel "time (ms)"
+set ylabel "stream"
+set yrange [-0.6:3.6]
+set ytics 1
+set key off
+set label "upload" at graph 0.80, graph 1.03 tc rgb '#3070c0'
+set label "kernel" at graph 0.88, graph 1.03 tc rgb '#f0a030'
+set label "download" at graph 0.94, graph 1.03 tc rgb '#2a8a2a'
+plot $data using (($1+$2)/2):3:(($2-$1)/2):(0.35):4 with boxxyerror fs solid 0.85 border lc rgb 'black' lc rgb variable, \\
+     '' using (($1+$2)/2):3:5 with labels font ',9' tc rgb 'white'
+""", lines)
+
+
+def zero_copy():
+    data = rows("03-zero-copy.csv")
+    lines = "".join(f'"{r["variant"]}" {float(r["gbps"]):.1f}\n' for r in data)
+    gnuplot("03-zero-copy", title("Reading 256 MiB of host memory: GB/s") + """
+set style data histograms
+set style fill solid 0.85 border -1
+set boxwidth 0.6
+set yrange [0:*]
+set ylabel "GB/s over the host link"
+set key off
+plot $data using 2:xtic(1) lc rgb '#3070c0', '' using 0:($2+1.5):(sprintf("%.1f",$2)) with labels notitle
+""", lines)
+
+
+def main():
+    drawn = 0
+    for name, draw in (("06-transpose.csv", transpose), ("05-matmul.csv", matmul), ("07-async-pipeline.csv", pipeline),
+                       ("02-transfers.csv", transfers), ("03-zero-copy.csv", zero_copy)):
+        if os.path.exists(os.path.join(DATA, name)):
+            draw()
+            drawn += 1
+        else:
+            print("no data for", name, "(run docs/figures/measure.sh on a GPU)", file=sys.stderr)
+    return 0 if drawn else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
