@@ -19,7 +19,7 @@ for dir in "$top"/tools/threshold-variants/*/*/; do
   cmake -S "$top" -B "$build" -DCOURSE_STARTER_OVERRIDE="$chapter=$dir" ${COURSE_EXTRA_CMAKE_ARGS:-} >"$build.configure.log" 2>&1 \
     && cmake --build "$build" --target "student_${id}_tests" -j 8 >"$build.build.log" 2>&1 \
     || { echo "   FAILED to build (see $build.build.log)"; status=1; continue; }
-  ctest --test-dir "$build" -R "^student\.$chapter\." --output-on-failure >"$build.$chapter.$variant.log" 2>&1
+  ctest --test-dir "$build" -R "^student\.$chapter\." --output-on-failure -j 4 >"$build.$chapter.$variant.log" 2>&1
   # Every test listed as failed, whatever the reason; a crash or timeout is never expected.
   # ctest lists "  N - <name> (<reason>)", newer versions followed by the labels.
   failed=$(sed -n '/The following tests FAILED:/,$ s/^[[:space:]]*[0-9]* - \(student\.[^ ]*\) (.*$/\1/p' "$build.$chapter.$variant.log" | sort)
