@@ -83,7 +83,13 @@ PAGE_STATE = """
 const math = window.MathJax && window.MathJax.Hub;
 const pending = math ? (math.queue.pending || math.queue.running) : 0;
 const images = Array.from(document.images);
+// Doxygen embeds SVG figures as <object>: loaded means an <svg> document inside.
+const figures = Array.from(document.querySelectorAll('object[data]'));
+const figureLoaded = o => { try { const d = o.contentDocument;
+  return !!(d && d.documentElement && d.documentElement.nodeName.toLowerCase() === 'svg'); } catch (e) { return false; } };
 return {
+  figures: figures.length,
+  brokenFigures: figures.filter(o => !figureLoaded(o)).map(o => o.getAttribute('data')),
   ready: document.readyState === 'complete' && !pending,
   hasMathJax: !!math,
   text: (document.querySelector('div.contents') || document.body).innerText.length,
@@ -111,6 +117,8 @@ def check_page(driver, path, problems):
         problems.append(f"{name}: almost no text ({state['text']} characters)")
     for src in state["brokenImages"]:
         problems.append(f"{name}: image did not load: {src}")
+    for src in state["brokenFigures"]:
+        problems.append(f"{name}: figure did not load: {src}")
     if state["mathErrors"]:
         problems.append(f"{name}: {state['mathErrors']} formula(s) failed to render")
     if state["rawTeX"]:
@@ -133,7 +141,7 @@ def main():
         for page in [os.path.join(root, "index.html")] + chapters:
             state = check_page(driver, page, problems)
             print(f"{os.path.basename(page)}: {state['text']} characters, {state['images']} image(s), "
-                  f"{state['rendered']} formula(s) rendered")
+                  f"{state['figures']} figure(s), {state['rendered']} formula(s) rendered")
         # Formulas exist on these chapters: they must have been rendered.
         for page in chapters:
             with open(page, encoding="utf-8") as f:

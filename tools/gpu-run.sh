@@ -32,7 +32,7 @@ cp docs/data/* "$logs/" 2>/dev/null
 
 if command -v compute-sanitizer >/dev/null 2>&1; then
   echo "== compute-sanitizer (memcheck, then racecheck) on the references, small shapes"
-  small='*Cols33*:*M17K33*:*N1025:*N4099'
+  small='*Cols33*:*M17K33*:*N1025:*N4099:*N1000Streams3Chunks7:*N4097:*MatchesCpuOnOneDevice'
   for exe in build/solution_*_tests; do
     for tool in memcheck racecheck; do
       compute-sanitizer --tool $tool --error-exitcode 3 "$exe" --gtest_filter="$small" >"$logs/sanitizer-$tool-$(basename "$exe").log" 2>&1

@@ -59,7 +59,8 @@ def transpose():
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.85 border -1
-set yrange [0:1.1]
+set yrange [0:1.3]
+set key top center horizontal
 set ylabel "fraction of the device-to-device copy"
 set arrow from graph 0, first 0.75 to graph 1, first 0.75 nohead dt 2 lw 2 lc rgb '#aa0000'
 set label "test threshold 0.75" at graph 0.01, first 0.78 tc rgb '#aa0000'

@@ -36,8 +36,8 @@ int main(int argc, char** argv) {
       std::printf("%-36s %8.1f GB/s %7.3f\n", name, gbps, gbps / peak);
       if (csv) std::fprintf(csv, "%s,%.1f,%.3f\n", name, gbps, gbps / peak);
     };
-    row("zero-copy, coalesced (reference)", scale_from_host);
-    row("zero-copy, chunk per thread (given)", scale_from_host_chunked);
+    row("zero-copy coalesced (reference)", scale_from_host);
+    row("zero-copy chunk per thread (given)", scale_from_host_chunked);
     if (csv) std::fclose(csv);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "calibrate_zero_copy: %s\n", error.what());
