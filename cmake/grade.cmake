@@ -138,6 +138,9 @@ while(TRUE)
     # after "Failure".
     string(REGEX MATCH "<failure message=\"([^\"]*)\"" _ "${block}")
     set(reason "${CMAKE_MATCH_1}")
+    if(reason STREQUAL "")
+      set(reason "Failed")  # older ctest leaves the message empty
+    endif()
     # The gist of GoogleTest's first failure: the assertion's own message and the test's
     # explanation, without "Value of:" / "Expected: true" and without the trace.
     set(detail "")

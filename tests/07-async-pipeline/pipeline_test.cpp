@@ -1,5 +1,6 @@
 // Tests of chapter 07 (asynchronous copy pipelines). Built once, linked against the starter
 // and against the reference solution.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -92,10 +93,11 @@ class PerfFixture : public ::testing::Test {
     expected_ = mirror_tiles_cpu(input_);
     in_ = course::DeviceBuffer<float>(input_);
     out_ = course::DeviceBuffer<float>(kPerfFloats);
+    stream_.emplace();
   }
   std::vector<float> input_, expected_;
   course::DeviceBuffer<float> in_, out_;
-  course::Stream stream_;
+  std::optional<course::Stream> stream_;  // created in SetUp, after the GPU check
 };
 
 constexpr const char* kPipelineHint =
@@ -113,7 +115,7 @@ using MirrorTilesPipelinedPerf = PerfFixture;
 TEST_F(MirrorTilesPipelinedPerf, AtLeast0_70OfCopyPeak) {
   SCOPED_TRACE(course::seed_note());
   const double peak = course::measure_copy_peak_gbps();
-  const Measured mine = measure(mirror_tiles_pipelined, "mirror_tiles_pipelined", in_, out_, expected_, stream_);
+  const Measured mine = measure(mirror_tiles_pipelined, "mirror_tiles_pipelined", in_, out_, expected_, *stream_);
   if (HasFailure()) return;
   course::PerfCheck perf{"mirror_tiles_pipelined, 2^26 floats", mine.gbps, "GB/s", peak,
                          "the device-to-device copy peak", kPipelinedOverCopyPeak, kPipelineHint, mine.timing};
@@ -125,8 +127,8 @@ constexpr double kPipelinedOverSynchronous = 1.3;
 
 TEST_F(MirrorTilesPipelinedPerf, AtLeast1_3xSynchronous) {
   SCOPED_TRACE(course::seed_note());
-  const Measured sync = measure(mirror_tiles_sync, "mirror_tiles_sync", in_, out_, expected_, stream_);
-  const Measured mine = measure(mirror_tiles_pipelined, "mirror_tiles_pipelined", in_, out_, expected_, stream_);
+  const Measured sync = measure(mirror_tiles_sync, "mirror_tiles_sync", in_, out_, expected_, *stream_);
+  const Measured mine = measure(mirror_tiles_pipelined, "mirror_tiles_pipelined", in_, out_, expected_, *stream_);
   if (HasFailure()) return;
   course::PerfCheck perf{"mirror_tiles_pipelined, 2^26 floats", mine.gbps, "GB/s", sync.gbps,
                          "the given synchronous kernel", kPipelinedOverSynchronous, kPipelineHint, mine.timing};
@@ -141,7 +143,7 @@ TEST_F(MirrorTilesBulkStretchPerf, AtLeast0_80OfCopyPeak) {
   if (!has_bulk_copies()) GTEST_SKIP() << "bulk asynchronous copies need compute capability 9.0; this is " << course::device_line();
   SCOPED_TRACE(course::seed_note());
   const double peak = course::measure_copy_peak_gbps();
-  const Measured mine = measure(mirror_tiles_bulk, "mirror_tiles_bulk", in_, out_, expected_, stream_);
+  const Measured mine = measure(mirror_tiles_bulk, "mirror_tiles_bulk", in_, out_, expected_, *stream_);
   if (HasFailure()) return;
   course::PerfCheck perf{"mirror_tiles_bulk, 2^26 floats", mine.gbps, "GB/s", peak, "the device-to-device copy peak",
                          kBulkOverCopyPeak,
