@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "course/calibration.h"
 #include "course/cuda_check.h"
 #include "course/device_buffer.h"
 #include "course/gpu.h"
@@ -12,21 +13,11 @@
 #include "transfers.h"
 
 int main(int argc, char** argv) {
-  const char* csv_path = nullptr;
-  const char* timeline_path = nullptr;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--csv") == 0 && i + 1 < argc) csv_path = argv[++i];
-    if (std::strcmp(argv[i], "--timeline") == 0 && i + 1 < argc) timeline_path = argv[++i];
-  }
-  if (const auto why = course::gpu_unavailable_reason()) {
-    std::printf("calibrate_transfers: %s\n", why->c_str());
-    return 0;
-  }
-  try {
+  return course::run_calibration(argc, argv, "calibrate_transfers", [](const course::CalibrationArgs& args) {
+    std::FILE* csv = args.csv();
+
     const size_t n = size_t{1} << 26, bytes = n * sizeof(float);
-    std::printf("device: %s, %d copy engines; 256 MiB\n", course::device_line().c_str(),
-                course::current_device().async_engine_count);
-    std::FILE* csv = csv_path ? std::fopen(csv_path, "w") : nullptr;
+    std::printf("%d copy engines; 256 MiB each way\n", course::current_device().async_engine_count);
     if (csv) std::fprintf(csv, "what,chunks,ms,gbps\n");
     std::vector<float> pageable(n, 1.0f);
     course::PinnedHostBuffer<float> pinned_in(n), pinned_out(n);
@@ -63,7 +54,7 @@ int main(int argc, char** argv) {
       if (csv) std::fprintf(csv, "staged 4 streams,%d,%.3f,0\n", chunks, t.median_ms);
     }
     // A timeline of one staged run (4 streams, 8 chunks): events around every operation.
-    if (timeline_path) {
+    if (const char* timeline_path = args.option("timeline")) {
       constexpr int kChunks = 8;
       std::vector<cudaEvent_t> events(4 * kChunks);
       for (auto& e : events) CUDA_CHECK(cudaEventCreate(&e));
@@ -95,10 +86,5 @@ int main(int argc, char** argv) {
       for (auto e : events) cudaEventDestroy(e);
     }
     for (auto s : streams) cudaStreamDestroy(s);
-    if (csv) std::fclose(csv);
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "calibrate_transfers: %s\n", error.what());
-    return 1;
-  }
-  return 0;
+  });
 }

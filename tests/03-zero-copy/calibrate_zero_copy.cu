@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "course/calibration.h"
 #include "course/cuda_check.h"
 #include "course/device_buffer.h"
 #include "course/gpu.h"
@@ -10,17 +11,11 @@
 #include "zero_copy.h"
 
 int main(int argc, char** argv) {
-  const char* csv_path = nullptr;
-  for (int i = 1; i < argc; ++i)
-    if (std::strcmp(argv[i], "--csv") == 0 && i + 1 < argc) csv_path = argv[++i];
-  if (const auto why = course::gpu_unavailable_reason()) {
-    std::printf("calibrate_zero_copy: %s\n", why->c_str());
-    return 0;
-  }
-  try {
+  return course::run_calibration(argc, argv, "calibrate_zero_copy", [](const course::CalibrationArgs& args) {
+    std::FILE* csv = args.csv();
+
     const size_t n = size_t{1} << 26, bytes = n * sizeof(float);
-    std::printf("device: %s; 256 MiB\n", course::device_line().c_str());
-    std::FILE* csv = csv_path ? std::fopen(csv_path, "w") : nullptr;
+    std::printf("256 MiB read once\n");
     if (csv) std::fprintf(csv, "variant,gbps,fraction_of_pinned_memcpy\n");
     MappedBuffer mapped(bytes);
     std::memset(mapped.host(), 0, bytes);
@@ -38,10 +33,5 @@ int main(int argc, char** argv) {
     };
     row("zero-copy coalesced (reference)", scale_from_host);
     row("zero-copy chunk per thread (given)", scale_from_host_chunked);
-    if (csv) std::fclose(csv);
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "calibrate_zero_copy: %s\n", error.what());
-    return 1;
-  }
-  return 0;
+  });
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "course/calibration.h"
 #include "course/cuda_check.h"
 #include "course/device_buffer.h"
 #include "course/gpu.h"
@@ -56,17 +57,10 @@ void print(std::vector<Row>& rows, std::FILE* csv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const char* csv_path = nullptr;
-  for (int i = 1; i < argc; ++i)
-    if (std::strcmp(argv[i], "--csv") == 0 && i + 1 < argc) csv_path = argv[++i];
-  if (const auto why = course::gpu_unavailable_reason()) {
-    std::printf("calibrate_matmul: %s\n", why->c_str());
-    return 0;
-  }
-  try {
-    std::printf("device: %s\n", course::device_line().c_str());
+  return course::run_calibration(argc, argv, "calibrate_matmul", [](const course::CalibrationArgs& args) {
+    std::FILE* csv = args.csv();
+
     std::printf("%-22s %-28s %9s %9s %8s\n", "problem", "variant", "TFLOP/s", "x cuBLAS", "spread");
-    std::FILE* csv = csv_path ? std::fopen(csv_path, "w") : nullptr;
     if (csv) std::fprintf(csv, "problem,variant,tflops,fraction_of_cublas\n");
     course::Stream stream;
     matmul_reference::Cublas cublas;
@@ -111,10 +105,5 @@ int main(int argc, char** argv) {
       add("cuBLAS FP32", [&](cudaStream_t s) { cublas.aat(A.data(), C.data(), M, K, s); }, 20);
       print(rows, csv);
     }
-    if (csv) std::fclose(csv);
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "calibrate_matmul: %s\n", error.what());
-    return 1;
-  }
-  return 0;
+  });
 }

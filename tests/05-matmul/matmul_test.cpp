@@ -106,6 +106,21 @@ constexpr const char* kNotTimed =
 // 4096³: A, B and C are 64 MiB each, past the H100's 50 MiB L2 together.
 constexpr int kGemmSide = 4096;
 
+// Random n x n operands, an output and a reference output, on the GPU.
+struct SquareGemm {
+  explicit SquareGemm(int side)
+      : n(side),
+        A(course::random_floats(static_cast<size_t>(side) * side, course::test_seed())),
+        B(course::random_floats(static_cast<size_t>(side) * side, course::test_seed() + 1)),
+        C(static_cast<size_t>(side) * side),
+        C_reference(static_cast<size_t>(side) * side) {
+    C.poison();
+  }
+  int n;
+  course::DeviceBuffer<float> A, B, C, C_reference;
+  course::Stream stream;
+};
+
 // Required: tiled >= 1.3x the given naive kernel, both measured here. H100 (CUDA 13.0):
 // naive 5.5 TFLOP/s, 16x16 tiles 8.2 (1.49x), 32x32 tiles 9.0 (1.64x); see the chapter
 // README for this repository's own calibration run.
@@ -114,22 +129,17 @@ constexpr double kTiledOverNaive = 1.3;
 TEST(MatmulTiledPerf, AtLeast1_3xNaiveAt4096) {
   COURSE_REQUIRE_GPU();
   SCOPED_TRACE(course::seed_note());
-  const int n = kGemmSide;
-  const size_t count = static_cast<size_t>(n) * n;
-  course::DeviceBuffer<float> A(course::random_floats(count, course::test_seed()));
-  course::DeviceBuffer<float> B(course::random_floats(count, course::test_seed() + 1));
-  course::DeviceBuffer<float> C(count), C_naive(count);
-  course::Stream stream;
-  C.poison();
-  matmul_tiled(A.data(), B.data(), C.data(), n, n, n, stream);
-  matmul_naive(A.data(), B.data(), C_naive.data(), n, n, n, stream);
+  SquareGemm g(kGemmSide);
+  const int n = g.n;
+  matmul_tiled(g.A.data(), g.B.data(), g.C.data(), n, n, n, g.stream);
+  matmul_naive(g.A.data(), g.B.data(), g.C_reference.data(), n, n, n, g.stream);
   CUDA_CHECK_LAUNCH("matmul_tiled and matmul_naive");
-  ASSERT_TRUE(same_result(C, C_naive, n, n, n)) << "matmul_tiled" << kNotTimed;
+  ASSERT_TRUE(same_result(g.C, g.C_reference, n, n, n)) << "matmul_tiled" << kNotTimed;
 
   const auto naive = course::time_on_stream(
-      [&](cudaStream_t s) { matmul_naive(A.data(), B.data(), C_naive.data(), n, n, n, s); }, stream, 2, 10);
+      [&](cudaStream_t s) { matmul_naive(g.A.data(), g.B.data(), g.C_reference.data(), n, n, n, s); }, g.stream, 2, 10);
   const auto tiled = course::time_on_stream(
-      [&](cudaStream_t s) { matmul_tiled(A.data(), B.data(), C.data(), n, n, n, s); }, stream, 2, 10);
+      [&](cudaStream_t s) { matmul_tiled(g.A.data(), g.B.data(), g.C.data(), n, n, n, s); }, g.stream, 2, 10);
   course::PerfCheck perf;
   perf.what = "matmul_tiled 4096^3";
   perf.measured = tflops(n, n, n, tiled.median_ms);
@@ -203,23 +213,18 @@ constexpr double kRegisterTiledOverCublas = 0.40;
 TEST(MatmulRegisterTiledStretchPerf, AtLeast0_4xCublasAt4096) {
   COURSE_REQUIRE_GPU();
   SCOPED_TRACE(course::seed_note());
-  const int n = kGemmSide;
-  const size_t count = static_cast<size_t>(n) * n;
-  course::DeviceBuffer<float> A(course::random_floats(count, course::test_seed()));
-  course::DeviceBuffer<float> B(course::random_floats(count, course::test_seed() + 1));
-  course::DeviceBuffer<float> C(count), C_cublas(count);
-  course::Stream stream;
+  SquareGemm g(kGemmSide);
+  const int n = g.n;
   Cublas cublas;
-  C.poison();
-  matmul_register_tiled(A.data(), B.data(), C.data(), n, n, n, stream);
-  cublas.matmul(A.data(), B.data(), C_cublas.data(), n, n, n, stream);
+  matmul_register_tiled(g.A.data(), g.B.data(), g.C.data(), n, n, n, g.stream);
+  cublas.matmul(g.A.data(), g.B.data(), g.C_reference.data(), n, n, n, g.stream);
   CUDA_CHECK_LAUNCH("matmul_register_tiled and cuBLAS");
-  ASSERT_TRUE(same_result(C, C_cublas, n, n, n)) << "matmul_register_tiled" << kNotTimed;
+  ASSERT_TRUE(same_result(g.C, g.C_reference, n, n, n)) << "matmul_register_tiled" << kNotTimed;
 
   const auto library = course::time_on_stream(
-      [&](cudaStream_t s) { cublas.matmul(A.data(), B.data(), C_cublas.data(), n, n, n, s); }, stream, 3, 20);
+      [&](cudaStream_t s) { cublas.matmul(g.A.data(), g.B.data(), g.C_reference.data(), n, n, n, s); }, g.stream, 3, 20);
   const auto mine = course::time_on_stream(
-      [&](cudaStream_t s) { matmul_register_tiled(A.data(), B.data(), C.data(), n, n, n, s); }, stream, 3, 20);
+      [&](cudaStream_t s) { matmul_register_tiled(g.A.data(), g.B.data(), g.C.data(), n, n, n, s); }, g.stream, 3, 20);
   course::PerfCheck perf;
   perf.what = "matmul_register_tiled 4096^3";
   perf.measured = tflops(n, n, n, mine.median_ms);

@@ -1,10 +1,12 @@
 // Calibration of chapter 06 (not a test): prints naive / unpadded / padded / memcpy for the
 // GPU it runs on, at sizes past and inside the L2. Usage: calibrate_transpose [--csv FILE]
 #include <cstdio>
+#include <stdexcept>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "course/calibration.h"
 #include "course/cuda_check.h"
 #include "course/device_buffer.h"
 #include "course/gpu.h"
@@ -28,16 +30,8 @@ bool is_transpose(const std::vector<float>& in, const std::vector<float>& out, i
 }  // namespace
 
 int main(int argc, char** argv) {
-  const char* csv_path = nullptr;
-  for (int i = 1; i < argc; ++i)
-    if (std::strcmp(argv[i], "--csv") == 0 && i + 1 < argc) csv_path = argv[++i];
-  if (const auto why = course::gpu_unavailable_reason()) {
-    std::printf("calibrate_transpose: %s\n", why->c_str());
-    return 0;
-  }
-  try {
-    std::printf("device: %s\n", course::device_line().c_str());
-    std::FILE* csv = csv_path ? std::fopen(csv_path, "w") : nullptr;
+  return course::run_calibration(argc, argv, "calibrate_transpose", [](const course::CalibrationArgs& args) {
+    std::FILE* csv = args.csv();
     if (csv) std::fprintf(csv, "n,variant,gbps,fraction_of_memcpy\n");
     std::printf("%-6s %-22s %10s %10s %8s\n", "n", "variant", "GB/s", "x memcpy", "spread");
 
@@ -70,8 +64,7 @@ int main(int argc, char** argv) {
         v.run(in.data(), out.data(), n, n, stream);
         CUDA_CHECK_LAUNCH(v.name);
         if (!is_transpose(input, out.download(), n)) {
-          std::printf("%-6d %-22s WRONG RESULT\n", n, v.name);
-          return 1;
+          throw std::runtime_error(std::string(v.name) + ": wrong result at n = " + std::to_string(n));
         }
         const auto t = course::time_on_stream([&](cudaStream_t s) { v.run(in.data(), out.data(), n, n, s); },
                                               stream);
@@ -81,10 +74,5 @@ int main(int argc, char** argv) {
         if (csv) std::fprintf(csv, "%d,%s,%.1f,%.3f\n", n, v.name, gbps, gbps / copy_gbps);
       }
     }
-    if (csv) std::fclose(csv);
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "calibrate_transpose: %s\n", error.what());
-    return 1;
-  }
-  return 0;
+  });
 }

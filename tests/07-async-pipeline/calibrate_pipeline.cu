@@ -5,6 +5,7 @@
 #include <functional>
 #include <string>
 
+#include "course/calibration.h"
 #include "course/cuda_check.h"
 #include "course/device_buffer.h"
 #include "course/gpu.h"
@@ -15,19 +16,12 @@
 #include "pipeline_variants.h"
 
 int main(int argc, char** argv) {
-  const char* csv_path = nullptr;
-  for (int i = 1; i < argc; ++i)
-    if (std::strcmp(argv[i], "--csv") == 0 && i + 1 < argc) csv_path = argv[++i];
-  if (const auto why = course::gpu_unavailable_reason()) {
-    std::printf("calibrate_pipeline: %s\n", why->c_str());
-    return 0;
-  }
-  try {
+  return course::run_calibration(argc, argv, "calibrate_pipeline", [](const course::CalibrationArgs& args) {
+    std::FILE* csv = args.csv();
+
     const size_t n = size_t{1} << 26;
     const double bytes = static_cast<double>(n) * sizeof(float);
-    std::printf("device: %s; %d blocks of %d threads (one per SM), 2^26 floats\n", course::device_line().c_str(),
-                pipeline_grid_size(), kPipelineThreads);
-    std::FILE* csv = csv_path ? std::fopen(csv_path, "w") : nullptr;
+    std::printf("%d blocks of %d threads (one per SM), 2^26 floats\n", pipeline_grid_size(), kPipelineThreads);
     if (csv) std::fprintf(csv, "variant,stages,gbps,fraction_of_memcpy\n");
     course::DeviceBuffer<float> in(course::random_floats(n, 1)), out(n);
     course::Stream stream;
@@ -52,10 +46,5 @@ int main(int argc, char** argv) {
           [&](cudaStream_t s) { mirror_tiles_pipelined_stages(stages, in.data(), out.data(), n, s); });
     if (course::current_device().compute_major >= 9)
       row("bulk copy (TMA) 8 stages", 8, [&](cudaStream_t s) { mirror_tiles_bulk(in.data(), out.data(), n, s); });
-    if (csv) std::fclose(csv);
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "calibrate_pipeline: %s\n", error.what());
-    return 1;
-  }
-  return 0;
+  });
 }
