@@ -47,6 +47,19 @@ def title(text):
     return f"set title \"{text}\\n{{/*0.8 {measured_on()}}}\"\n"
 
 
+def labelled_bars(name, heading, ylabel, bars, fmt, offset, extra=""):
+    """A single-series bar chart of (label, value) pairs, each bar with its value on top."""
+    lines = "".join(f'"{label}" {value}\n' for label, value in bars)
+    gnuplot(name, title(heading) + f"""
+set style data histograms
+set style fill solid 0.85 border -1
+set boxwidth 0.7
+set key off
+set ylabel "{ylabel}"
+{extra}plot $data using 2:xtic(1) lc rgb '#3070c0', '' using 0:({offset}):(sprintf("{fmt}",$2)) with labels notitle
+""", lines)
+
+
 def transpose():
     data = rows("06-transpose.csv")
     sizes = sorted({int(r["n"]) for r in data})
@@ -71,29 +84,12 @@ plot $data using 2:xtic(1) title "naive" lc rgb '#bbbbbb', '' using 3 title "til
 
 def matmul():
     data = rows("05-matmul.csv")
-    gemm = [r for r in data if r["problem"] == "C=AB 4096^3"]
-    lines = "".join(f'"{r["variant"]}" {float(r["tflops"]):.2f}\n' for r in gemm)
-    gnuplot("05-matmul-gemm", title("C = A·B, 4096^3, FP32: TFLOP/s") + """
-set style data histograms
-set style fill solid 0.85 border -1
-set boxwidth 0.7
-set yrange [0:*]
-set ylabel "TFLOP/s"
-set key off
-plot $data using 2:xtic(1) lc rgb '#3070c0', '' using 0:($2+1.5):(sprintf("%.1f",$2)) with labels notitle
-""", lines)
-    aat = [r for r in data if r["problem"] == "C=AAT 8192x1024"]
-    lines = "".join(f'"{r["variant"]}" {float(r["tflops"]):.2f}\n' for r in aat)
-    gnuplot("05-matmul-aat", title("C = A·A^T, A of 8192 x 1024, FP32: TFLOP/s") + """
-set style data histograms
-set style fill solid 0.85 border -1
-set boxwidth 0.7
-set logscale y
-set yrange [0.2:100]
-set ylabel "TFLOP/s (log scale)"
-set key off
-plot $data using 2:xtic(1) lc rgb '#3070c0', '' using 0:($2*1.25):(sprintf("%.2f",$2)) with labels notitle
-""", lines)
+    labelled_bars("05-matmul-gemm", "C = A·B, 4096^3, FP32: TFLOP/s", "TFLOP/s",
+                  [(r["variant"], f'{float(r["tflops"]):.2f}') for r in data if r["problem"] == "C=AB 4096^3"],
+                  "%.1f", "$2+1.5", "set yrange [0:*]\n")
+    labelled_bars("05-matmul-aat", "C = A·A^T, A of 8192 x 1024, FP32: TFLOP/s", "TFLOP/s (log scale)",
+                  [(r["variant"], f'{float(r["tflops"]):.2f}') for r in data if r["problem"] == "C=AAT 8192x1024"],
+                  "%.2f", "$2*1.25", "set logscale y\nset yrange [0.2:100]\n")
 
 
 def pipeline():
@@ -154,17 +150,9 @@ plot $data using (($1+$2)/2):3:(($2-$1)/2):(0.35):4 with boxxyerror fs solid 0.8
 
 
 def zero_copy():
-    data = rows("03-zero-copy.csv")
-    lines = "".join(f'"{r["variant"]}" {float(r["gbps"]):.1f}\n' for r in data)
-    gnuplot("03-zero-copy", title("Reading 256 MiB of host memory: GB/s") + """
-set style data histograms
-set style fill solid 0.85 border -1
-set boxwidth 0.6
-set yrange [0:*]
-set ylabel "GB/s over the host link"
-set key off
-plot $data using 2:xtic(1) lc rgb '#3070c0', '' using 0:($2+1.5):(sprintf("%.1f",$2)) with labels notitle
-""", lines)
+    labelled_bars("03-zero-copy", "Reading 256 MiB of host memory: GB/s", "GB/s over the host link",
+                  [(r["variant"], f'{float(r["gbps"]):.1f}') for r in rows("03-zero-copy.csv")],
+                  "%.1f", "$2+1.5", "set yrange [0:*]\n")
 
 
 def main():
