@@ -6,44 +6,56 @@
 #   solutions/<folder>/*.cu      the reference solution, same file names as the starter
 #   tests/<folder>/*_test.cu     GoogleTest sources, compiled once, linked twice
 #   tests/<folder>/calibrate_*.cu  calibration programs (built against the solution)
-#   tests/<folder>/extra.cmake   optional: extra libraries (extra_libraries) and ctest
-#                                properties (extra_test_properties) for this chapter's tests
+#   tests/<folder>/extra.cmake   optional: extra libraries (extra_libraries) and environment
+#                                (extra_test_environment) for this chapter's tests
 #   tests/<folder>/tests.cmake   optional: extra ctest tests, added after the executables
 #   <chapter or solution>/architectures.cmake  optional: sets CHAPTER_CUDA_ARCHITECTURES, the
 #                                CUDA_ARCHITECTURES of that library (an exercise of chapter 11)
 #
-# Test names: student.<folder>.<Suite>.<Case> and solution.<folder>.<Suite>.<Case>.
-# Suites whose name contains "Perf" are labelled perf, the rest correctness; suites
-# whose name contains "Stretch" are also labelled stretch (optional for students).
+# Test names: student.<folder>.<Suite>.<Case> and solution.<folder>.<Suite>.<Case>, labelled
+# by role, chapter, perf or correctness, and stretch (cmake/CourseTestList.cmake).
 
 set(COURSE_CORRECTNESS_TIMEOUT 90 CACHE STRING "Seconds one correctness test may run")
 set(COURSE_PERF_TIMEOUT 180 CACHE STRING "Seconds one performance test may run")
+find_program(COURSE_COMPUTE_SANITIZER compute-sanitizer HINTS "${CUDAToolkit_BIN_DIR}")
+if(NOT COURSE_COMPUTE_SANITIZER)
+  set(COURSE_COMPUTE_SANITIZER "")
+endif()
 
-# Adds the ctest tests of one test executable, one ctest test per GoogleTest case.
-function(course_discover_tests target role chapter)
-  # filter ; extra labels ; timeout
-  set(groups
-    "-*Perf*:*Stretch*|correctness|${COURSE_CORRECTNESS_TIMEOUT}"
-    "*Perf*-*Stretch*|perf|${COURSE_PERF_TIMEOUT}"
-    "*Stretch*-*Perf*|correctness;stretch|${COURSE_CORRECTNESS_TIMEOUT}"
-    "*Stretch*Perf*:*Perf*Stretch*|perf;stretch|${COURSE_PERF_TIMEOUT}")
-  foreach(group IN LISTS groups)
-    string(REPLACE "|" ";" parts "${group}")
-    list(GET parts 0 filter)
-    list(SUBLIST parts 1 -1 rest)
-    list(POP_BACK rest timeout)
-    set(serial FALSE)
-    if("perf" IN_LIST rest)
-      set(serial TRUE)  # timings are only meaningful with the GPU to themselves
-    endif()
-    gtest_discover_tests(${target}
-      TEST_PREFIX "${role}.${chapter}."
-      TEST_FILTER "${filter}"
-      NO_PRETTY_VALUES
-      DISCOVERY_MODE PRE_TEST
-      PROPERTIES LABELS "${role};${chapter};${rest}" TIMEOUT ${timeout} RUN_SERIAL ${serial}
-                 ${extra_test_properties})
-  endforeach()
+# Adds the ctest tests of test executable `target`, one ctest test per GoogleTest case, listed
+# when ctest runs (cmake/CourseTestList.cmake says how tests are named and labelled).
+# `status_dir` is where the build launchers of student code report a failed build.
+function(course_add_test_executable target role chapter status_dir)
+  set(list_file "${CMAKE_CURRENT_BINARY_DIR}/${target}_tests.cmake")
+  string(CONCAT content
+    "set(COURSE_TL_EXE [==[$<TARGET_FILE:${target}>]==])\n"
+    "set(COURSE_TL_ROLE [==[${role}]==])\n"
+    "set(COURSE_TL_CHAPTER [==[${chapter}]==])\n"
+    "set(COURSE_TL_STATUS_DIR [==[${status_dir}]==])\n"
+    "set(COURSE_TL_CORRECTNESS_TIMEOUT ${COURSE_CORRECTNESS_TIMEOUT})\n"
+    "set(COURSE_TL_PERF_TIMEOUT ${COURSE_PERF_TIMEOUT})\n"
+    "set(COURSE_TL_ENVIRONMENT [==[${extra_test_environment}]==])\n"
+    "set(COURSE_TL_SANITIZER_COMMAND [==[${COURSE_COMPUTE_SANITIZER}]==])\n"
+    "include([==[${PROJECT_SOURCE_DIR}/cmake/CourseTestList.cmake]==])\n")
+  file(GENERATE OUTPUT "${list_file}" CONTENT "${content}")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${list_file}")
+endfunction()
+
+# Student code builds through cmake/course-build-launcher.sh: a starter that does not compile
+# or link leaves a report in `status_dir` and a stand-in executable that fails with the first
+# errors, and the build of every other chapter goes on.
+function(course_isolate_student_build library executable status_dir)
+  set(launcher "${PROJECT_SOURCE_DIR}/cmake/course-build-launcher.sh")
+  set(empty_source "${CMAKE_BINARY_DIR}/course-empty.cu")
+  if(NOT EXISTS "${empty_source}")
+    file(WRITE "${empty_source}" "// Compiled in place of a student source that did not compile.\n")
+  endif()
+  set_target_properties(${library} PROPERTIES
+    CUDA_COMPILER_LAUNCHER "bash;${launcher};compile;${status_dir};${empty_source}"
+    CXX_COMPILER_LAUNCHER "bash;${launcher};compile;${status_dir};${empty_source}")
+  set_target_properties(${executable} PROPERTIES
+    CXX_LINKER_LAUNCHER "bash;${launcher};link;${status_dir}"
+    CUDA_LINKER_LAUNCHER "bash;${launcher};link;${status_dir}")
 endfunction()
 
 # Gives `target` the architectures that <dir>/architectures.cmake sets, if any.
@@ -125,7 +137,7 @@ function(course_add_chapter chapter)
   target_link_libraries(${id}_tests_obj PUBLIC course_support GTest::gtest ${id}_contract)
   target_include_directories(${id}_tests_obj PRIVATE "${test_dir}")
   set(extra_libraries "")
-  set(extra_test_properties "")
+  set(extra_test_environment "")
   if(EXISTS "${test_dir}/extra.cmake")
     include("${test_dir}/extra.cmake")  # may append to extra_libraries
   endif()
@@ -136,7 +148,11 @@ function(course_add_chapter chapter)
     set(exe ${role}_${id}_tests)
     add_executable(${exe})
     target_link_libraries(${exe} PRIVATE ${id}_tests_obj ${id}_${role} course_gtest_main)
-    course_discover_tests(${exe} ${role} ${chapter})
+    set(status_dir "${CMAKE_BINARY_DIR}/course-build-status/${role}-${chapter}")
+    if(role STREQUAL "student")
+      course_isolate_student_build(${id}_student ${exe} "${status_dir}")
+    endif()
+    course_add_test_executable(${exe} ${role} ${chapter} "${status_dir}")
     set_property(GLOBAL APPEND PROPERTY COURSE_TEST_TARGETS ${exe})
   endforeach()
 

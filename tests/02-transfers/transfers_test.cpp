@@ -173,7 +173,8 @@ TEST_P(ProcessStaged, MatchesCpu) {
 }
 INSTANTIATE_TEST_SUITE_P(Cases, ProcessStaged, ::testing::ValuesIn(kStagedCases), staged_name);
 
-TEST(ProcessStaged, RepeatedRunsLeakNoDeviceMemory) {
+// DeviceWide: cudaMemGetInfo counts every process on the GPU, so this test runs alone (RUN_SERIAL).
+TEST(ProcessStagedDeviceWide, RepeatedRunsLeakNoDeviceMemory) {
   COURSE_REQUIRE_GPU();
   SCOPED_TRACE(course::seed_note());
   const auto input = course::random_floats(4099, course::test_seed());

@@ -5,4 +5,4 @@ if(NOT COURSE_CUOBJDUMP)
 endif()
 target_compile_definitions(${id}_tests_obj PRIVATE "COURSE_CUOBJDUMP=\"${COURSE_CUOBJDUMP}\"")
 # Disable JIT compilation of PTX: a kernel then runs only if the binary has SASS for the GPU.
-set(extra_test_properties ENVIRONMENT "CUDA_DISABLE_PTX_JIT=1")
+list(APPEND extra_test_environment "CUDA_DISABLE_PTX_JIT=1")

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Compiler and linker launcher of the student targets (see course_isolate_student_build in
+# CourseChapter.cmake): one chapter whose starter does not compile or link must not stop the
+# build of the others, so that every other chapter is still graded.
+#
+#   course-build-launcher.sh compile <status-dir> <empty.cu> <compiler command...>
+#   course-build-launcher.sh link    <status-dir> <compiler command...>
+#
+# compile: runs the command; if it fails, prints the errors, keeps them in
+#   <status-dir>/<source>.log and compiles <empty.cu> in place of the source, so that the
+#   library still builds (without the student's functions).
+# link: runs the command; if it fails, or a source of the chapter did not compile, writes in
+#   place of the executable a stand-in that prints the first errors and fails. The chapter's
+#   tests then show one failing test, <role>.<chapter>.Build.Compiles, with those errors.
+set -u
+mode=$1 status_dir=$2
+shift 2
+mkdir -p "$status_dir"
+
+if [ "$mode" = compile ]; then
+  empty=$1
+  shift
+  # The source is the argument after -c; the object the one after -o.
+  source="" args=("$@")
+  for ((i = 0; i < ${#args[@]}; i++)); do
+    [ "${args[$i]}" = -c ] && source=${args[$((i + 1))]:-}
+  done
+  log="$status_dir/$(basename "$source").log"
+  output=$("$@" 2>&1)
+  status=$?
+  [ -n "$output" ] && printf '%s\n' "$output" >&2
+  if [ $status -eq 0 ]; then
+    rm -f "$log"
+    exit 0
+  fi
+  printf '%s\n' "$output" >"$log"
+  echo "course: $source did not compile; its chapter's tests will report it (the other chapters still build)" >&2
+  for ((i = 0; i < ${#args[@]}; i++)); do
+    [ "${args[$i]}" = "$source" ] && args[$i]=$empty
+  done
+  exec "${args[@]}"
+fi
+
+# link
+output="" args=("$@")
+for ((i = 0; i < ${#args[@]}; i++)); do
+  [ "${args[$i]}" = -o ] && output=${args[$((i + 1))]:-}
+done
+log="$status_dir/link.log"
+compile_logs=$(find "$status_dir" -name '*.log' ! -name link.log | sort)
+if [ -z "$compile_logs" ]; then
+  link_output=$("$@" 2>&1)
+  status=$?
+  [ -n "$link_output" ] && printf '%s\n' "$link_output" >&2
+  if [ $status -eq 0 ]; then
+    rm -f "$log"
+    exit 0
+  fi
+  printf '%s\n' "$link_output" >"$log"
+  echo "course: $output did not link; its chapter's tests will report it (the other chapters still build)" >&2
+  what="did not link (a function of the contract is missing or has another signature?)"
+  errors=$(grep -E "undefined reference|multiple definition|error" "$log" | head -n 15)
+else
+  what="did not compile"
+  errors=$(for f in $compile_logs; do grep -E -A3 "error" "$f" | head -n 20; done)
+fi
+{
+  echo "#!/bin/sh"
+  echo "# Stand-in written by course-build-launcher.sh: the student's code did not build."
+  echo "cat <<'COURSE_EOF'"
+  echo "[ RUN      ] Build.Compiles"
+  echo "build: Failure"
+  echo "The code of this chapter $what, so none of its tests ran. First errors:"
+  printf '%s\n' "$errors"
+  echo "[  FAILED  ] Build.Compiles"
+  echo "COURSE_EOF"
+  echo "exit 1"
+} >"$output"
+chmod +x "$output"
+exit 0

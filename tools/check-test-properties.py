@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Checks how every course test is registered with ctest, from `ctest --show-only=json-v1`.
+
+Every student, solution and fixture test must carry: its role label, its chapter label (the
+second part of its name), exactly one of correctness/perf, a numeric TIMEOUT, RUN_SERIAL when
+it is a perf test or measures something device-wide, and `stretch` exactly when its name says
+Stretch. Every chapter folder must have student tests (and solution tests where solutions/
+exists). Usage: tools/check-test-properties.py [build-dir]   (default: build)
+"""
+import json
+import pathlib
+import subprocess
+import sys
+
+
+def properties(test):
+    return {p["name"]: p["value"] for p in test.get("properties", [])}
+
+
+def problems_of(test):
+    name = test["name"]
+    parts = name.split(".")
+    role = parts[0]
+    if role not in ("student", "solution", "fixture") or len(parts) < 4:
+        return []
+    chapter = parts[1] if role != "fixture" else parts[2]
+    props = properties(test)
+    labels = set(props.get("LABELS", []))
+    found = []
+    if role not in labels:
+        found.append(f"no role label '{role}'")
+    if chapter not in labels:
+        found.append(f"no chapter label '{chapter}'")
+    kinds = labels & {"correctness", "perf"}
+    if len(kinds) != 1:
+        found.append(f"needs exactly one of correctness/perf, has {sorted(kinds) or 'none'}")
+    timeout = props.get("TIMEOUT")
+    if not isinstance(timeout, (int, float)) or timeout <= 0:
+        found.append(f"TIMEOUT is {timeout!r}, not a positive number")
+    serial = props.get("RUN_SERIAL") is True
+    if "perf" in labels and not serial:
+        found.append("a perf test without RUN_SERIAL")
+    if "DeviceWide" in name and not serial:
+        found.append("a device-wide measurement without RUN_SERIAL")
+    if ("Stretch" in name) != ("stretch" in labels):
+        found.append("the stretch label does not match the name")
+    return found
+
+
+def main():
+    build = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "build")
+    top = pathlib.Path(__file__).resolve().parent.parent
+    listing = subprocess.run(["ctest", "--test-dir", str(build), "--show-only=json-v1"],
+                             check=True, capture_output=True, text=True).stdout
+    tests = json.loads(listing)["tests"]
+    failures = []
+    roles_by_chapter = {}
+    for test in tests:
+        parts = test["name"].split(".")
+        if parts[0] in ("student", "solution"):
+            roles_by_chapter.setdefault(parts[1], set()).add(parts[0])
+        for problem in problems_of(test):
+            failures.append(f"{test['name']}: {problem}")
+    for chapter_dir in sorted((top / "chapters").iterdir()):
+        if not chapter_dir.is_dir():
+            continue
+        wanted = {"student"} | ({"solution"} if (top / "solutions" / chapter_dir.name).is_dir() else set())
+        missing = wanted - roles_by_chapter.get(chapter_dir.name, set())
+        for role in sorted(missing):
+            failures.append(f"chapter {chapter_dir.name}: no {role} tests registered")
+    checked = sum(1 for t in tests if t["name"].split(".")[0] in ("student", "solution", "fixture"))
+    if failures:
+        print(f"check-test-properties: {len(failures)} problem(s) in {checked} tests:")
+        for line in failures:
+            print("  " + line)
+        return 1
+    print(f"check-test-properties: {checked} course tests, all with role, chapter, kind, timeout, "
+          f"serial and stretch properties as required")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
