@@ -17,12 +17,6 @@ namespace {
 
 const char* kEditHint = "set CHAPTER_CUDA_ARCHITECTURES in chapters/11-deploy-multi-gpu/architectures.cmake (TODO(1))";
 
-std::string own_executable() {
-  std::vector<char> path(4096);
-  const ssize_t length = readlink("/proc/self/exe", path.data(), path.size() - 1);
-  return length > 0 ? std::string(path.data(), static_cast<size_t>(length)) : std::string();
-}
-
 // ---------------------------------------------------------------- exercise 1 (CPU)
 
 TEST(FatBinary, CompiledForComputeCapabilities80And90) {
@@ -33,9 +27,9 @@ TEST(FatBinary, CompiledForComputeCapabilities80And90) {
 }
 
 TEST(FatBinary, EmbedsSassFor80And90AndPtxFor90) {
-  const std::string path = own_executable();
+  const std::string path = course::own_executable();
   ASSERT_FALSE(path.empty()) << "cannot find this test's own executable";
-  const auto code = course::inspect_binary(path, COURSE_CUOBJDUMP);
+  const auto code = course::inspect_binary(path, course::configured_cuobjdump());
   std::printf("[  INFO    ] %s (read with %s): SASS for %s, PTX for %s\n", path.c_str(), code.method.c_str(),
               course::to_string(code.sass).c_str(), course::to_string(code.ptx).c_str());
   EXPECT_EQ(code.sass, (std::set<int>{80, 90}))

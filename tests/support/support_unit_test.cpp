@@ -8,8 +8,11 @@
 #include <limits>
 #include <stdexcept>
 
+#include "course/activity.h"
 #include "course/compare.h"
 #include "course/fatbin.h"
+#include "course/gpu.h"
+#include "course/guards.h"
 #include "course/cuda_check.h"
 #include "course/perf.h"
 #include "course/random.h"
@@ -118,6 +121,7 @@ TEST(PerfCheck, LineNamesMeasuredBaselineRatioAndRequirement) {
 
 TEST(PerfCheck, FailureMessageGivesPercentagesAndHint) {
   course::PerfCheck check{"k", 50, "GB/s", 100, "copy peak", 0.75, "look at bank conflicts", {}};
+  check.verify_timed_output(::testing::AssertionSuccess());
   const auto result = course::evaluate_ratio(check, 1.0);
   EXPECT_FALSE(result);
   const std::string message = result.message();
@@ -128,6 +132,98 @@ TEST(PerfCheck, FailureMessageGivesPercentagesAndHint) {
   EXPECT_TRUE(course::evaluate_ratio(check, 1.0));
   check.measured = 50;
   EXPECT_TRUE(course::evaluate_ratio(check, 0.5)) << "COURSE_PERF_SCALE=0.5 halves the requirement";
+}
+
+course::PerfCheck passing_check() {
+  course::PerfCheck check{"k", 90, "GB/s", 100, "copy peak", 0.75, "hint", {}};
+  check.verify_timed_output(::testing::AssertionSuccess());
+  return check;
+}
+
+TEST(PerfCheck, FailsWhenTheTimedOutputWasNotVerifiedOrIsWrong) {
+  course::PerfCheck check{"k", 90, "GB/s", 100, "copy peak", 0.75, "hint", {}};
+  EXPECT_FALSE(course::evaluate_ratio(check, 1.0)) << "a timing whose output nobody checked must not pass";
+  check.verify_timed_output(::testing::AssertionFailure() << "3 of 9 elements differ");
+  const auto result = course::evaluate_ratio(check, 1.0);
+  EXPECT_FALSE(result);
+  EXPECT_NE(std::string(result.message()).find("timed calls left a wrong result"), std::string::npos) << result.message();
+  EXPECT_NE(std::string(result.message()).find("3 of 9 elements differ"), std::string::npos) << result.message();
+  EXPECT_TRUE(course::evaluate_ratio(passing_check(), 1.0));
+}
+
+TEST(PerfCheck, RejectsEventsThatMissedTheWork) {
+  course::PerfCheck check = passing_check();
+  check.timing.median_ms = 0.004;  // a launch on a private stream: the events saw nothing
+  check.timing.host_median_ms = 0.210;
+  check.timing.repetitions = 20;
+  const auto result = course::evaluate_ratio(check, 1.0);
+  EXPECT_FALSE(result);
+  EXPECT_NE(std::string(result.message()).find("outside the stream it was given"), std::string::npos) << result.message();
+  check.timing.median_ms = 0.200;  // launch and wake-up overheads only
+  EXPECT_TRUE(course::evaluate_ratio(check, 1.0));
+  check.timing.median_ms = 10.0, check.timing.host_median_ms = 12.0;
+  EXPECT_TRUE(course::evaluate_ratio(check, 1.0)) << "20% apart on a long call is still agreement";
+}
+
+TEST(PerfCheck, RejectsRatesAboveTheCeiling) {
+  course::PerfCheck check = passing_check();
+  check.measured = 430185;
+  check.ceiling = 3352;
+  check.ceiling_name = "the DRAM's theoretical bandwidth";
+  const auto result = course::evaluate_ratio(check, 1.0);
+  EXPECT_FALSE(result);
+  EXPECT_NE(std::string(result.message()).find("more than this GPU can do"), std::string::npos) << result.message();
+  check.measured = 3000;
+  EXPECT_TRUE(course::evaluate_ratio(check, 1.0));
+}
+
+TEST(DeviceLimits, TheoreticalBandwidthAndFp32Peak) {
+  course::DeviceInfo h100;
+  h100.compute_major = 9, h100.compute_minor = 0, h100.sm_count = 132;
+  h100.clock_khz = 1980000, h100.memory_clock_khz = 2619000, h100.memory_bus_bits = 5120;
+  EXPECT_NEAR(course::theoretical_dram_gbps(h100), 3352.3, 0.1);
+  EXPECT_NEAR(course::fp32_peak_tflops(h100), 66.9, 0.1);
+  h100.memory_clock_khz = 0;  // new drivers may not report it
+  EXPECT_EQ(course::theoretical_dram_gbps(h100), 0);
+  EXPECT_EQ(course::fp32_lanes_per_sm(8, 0), 64);
+  EXPECT_EQ(course::fp32_lanes_per_sm(8, 9), 128);
+}
+
+TEST(Guards, DescribesWritesPastTheEndAndBeforeTheStart) {
+  std::vector<unsigned char> zone(1024, course::kGuardByte);
+  EXPECT_EQ(course::describe_guard_damage(zone.data(), zone.size(), 400, 4, true, "out"), "");
+  std::memset(zone.data(), 0, 31 * 4);  // 31 floats right after the end
+  const std::string after = course::describe_guard_damage(zone.data(), zone.size(), 400, 4, true, "out");
+  EXPECT_NE(after.find("wrote 31 elements past the end of out (100 elements of 4 bytes)"), std::string::npos) << after;
+  EXPECT_NE(after.find("the first at index 100"), std::string::npos) << after;
+  std::fill(zone.begin(), zone.end(), course::kGuardByte);
+  zone[zone.size() - 1] = 0;  // the float just before the start
+  const std::string before = course::describe_guard_damage(zone.data(), zone.size(), 400, 4, false, "in");
+  EXPECT_NE(before.find("wrote 1 element before the start of in"), std::string::npos) << before;
+  EXPECT_NE(before.find("index -1"), std::string::npos) << before;
+}
+
+TEST(Sass, SplitsCuobjdumpOutputByFunction) {
+  const std::string listing =
+      "\tcode for sm_90\n\t\tFunction : _Z6kernelPf\n        /*0000*/  LDGSTS.E.BYPASS.128 [R1], desc[UR4][R2.64] ;\n"
+      "\t\tFunction : _Z5otherv\n        /*0000*/  EXIT ;\n";
+  const auto functions = course::parse_cuobjdump_sass(listing);
+  ASSERT_EQ(functions.size(), 2u);
+  EXPECT_EQ(functions[0].name, "_Z6kernelPf");
+  EXPECT_NE(functions[0].text.find("LDGSTS"), std::string::npos);
+  EXPECT_EQ(functions[1].text.find("LDGSTS"), std::string::npos);
+}
+
+TEST(KernelOrigin, LibraryKernelsAreNotOwnCode) {
+  std::string why;
+  EXPECT_FALSE(course::is_own_kernel("_ZN3cub6detail9transform16transform_kernelEv",
+                                     "void cub::detail::transform::transform_kernel()", &why));
+  EXPECT_NE(why.find("cub"), std::string::npos) << why;
+  // Built at run time: a literal would itself be in this executable.
+  const std::string library_kernel = "sm90_xmma_gemm_f32f32_" + std::to_string(128 * 128) + "_nn";
+  EXPECT_FALSE(course::is_own_kernel(library_kernel, library_kernel, &why));
+  EXPECT_NE(why.find("not in this program's own code"), std::string::npos) << why;
+  EXPECT_EQ(course::demangle("_Z6kernelPf"), "kernel(float*)");
 }
 
 TEST(Seed, ParsesDigitsOnly) {

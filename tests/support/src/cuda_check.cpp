@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "course/guards.h"
+
 namespace course {
 
 std::string describe_cuda_error(cudaError_t code, const char* expr, const char* file, int line) {
@@ -24,6 +26,8 @@ void check_launch(const char* what, const char* file, int line) {
   if (code != cudaSuccess)
     throw CudaError(code,
                     describe_cuda_error(code, (prefix + " (while running)").c_str(), file, line));
+  const std::string damage = guard_check_all();
+  if (!damage.empty()) throw OutOfBoundsWrite(std::string(what) + " " + damage);
 }
 
 }  // namespace course

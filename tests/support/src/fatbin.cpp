@@ -9,6 +9,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <unistd.h>
+
 namespace course {
 
 namespace {
@@ -93,6 +95,55 @@ std::string to_string(const std::set<int>& values) {
   std::string text = "{";
   for (int v : values) text += (text.size() > 1 ? ", " : "") + std::to_string(v);
   return text + "}";
+}
+
+}  // namespace course
+
+namespace course {
+
+std::vector<FunctionSass> parse_cuobjdump_sass(const std::string& listing) {
+  std::vector<FunctionSass> functions;
+  std::istringstream lines(listing);
+  std::string line;
+  while (std::getline(lines, line)) {
+    const auto at = line.find("Function : ");
+    if (at != std::string::npos) {
+      std::string name = line.substr(at + 11);
+      while (!name.empty() && (name.back() == ' ' || name.back() == '\r')) name.pop_back();
+      functions.push_back({name, ""});
+    } else if (!functions.empty()) {
+      functions.back().text += line + "\n";
+    }
+  }
+  return functions;
+}
+
+std::vector<FunctionSass> binary_sass(const std::string& path, const std::string& cuobjdump, int arch) {
+  if (cuobjdump.empty()) throw std::runtime_error("no cuobjdump was found at configure time: cannot read SASS");
+  const std::string command =
+      "\"" + cuobjdump + "\" -sass -arch sm_" + std::to_string(arch) + " \"" + path + "\" 2>&1";
+  std::string listing;
+  std::FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) throw std::runtime_error("cannot run " + command);
+  char buffer[65536];
+  std::size_t got = 0;
+  while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) listing.append(buffer, got);
+  if (pclose(pipe) != 0) throw std::runtime_error(command + " failed: " + listing.substr(0, 500));
+  return parse_cuobjdump_sass(listing);
+}
+
+std::string own_executable() {
+  std::vector<char> path(4096);
+  const ssize_t length = readlink("/proc/self/exe", path.data(), path.size() - 1);
+  return length > 0 ? std::string(path.data(), static_cast<std::size_t>(length)) : std::string();
+}
+
+std::string configured_cuobjdump() {
+#ifdef COURSE_CUOBJDUMP
+  return COURSE_CUOBJDUMP;
+#else
+  return "";
+#endif
 }
 
 }  // namespace course

@@ -39,6 +39,18 @@ const DeviceInfo& current_device() {
     result.global_memory_bytes = prop.totalGlobalMem;
     result.async_engine_count = prop.asyncEngineCount;
     result.can_map_host_memory = prop.canMapHostMemory != 0;
+    // Attributes a driver may not report: a failure leaves 0 ("unknown"), never an error.
+    auto attribute = [device](cudaDeviceAttr which) {
+      int value = 0;
+      if (cudaDeviceGetAttribute(&value, which, device) != cudaSuccess) {
+        cudaGetLastError();
+        value = 0;
+      }
+      return value;
+    };
+    result.clock_khz = attribute(cudaDevAttrClockRate);
+    result.memory_clock_khz = attribute(cudaDevAttrMemoryClockRate);
+    result.memory_bus_bits = attribute(cudaDevAttrGlobalMemoryBusWidth);
     return result;
   }();
   return info;
@@ -50,6 +62,40 @@ std::string device_line() {
   out << d.name << " (cc " << d.compute_major << "." << d.compute_minor << ", " << d.sm_count
       << " SMs, " << d.l2_bytes / (1024 * 1024) << " MiB L2)";
   return out.str();
+}
+
+int fp32_lanes_per_sm(int major, int minor) {
+  if (major == 7 || (major == 8 && minor == 0)) return 64;  // Volta, Turing, A100
+  if (major == 6) return minor == 0 ? 64 : 128;
+  if (major >= 8) return 128;  // GA10x, Ada, Hopper, Blackwell
+  return 0;
+}
+
+double theoretical_dram_gbps(const DeviceInfo& d) {
+  if (d.memory_clock_khz <= 0 || d.memory_bus_bits <= 0) return 0;
+  return 2.0 * d.memory_clock_khz * 1e3 * (d.memory_bus_bits / 8.0) / 1e9;
+}
+
+double fp32_peak_tflops(const DeviceInfo& d) {
+  const int lanes = fp32_lanes_per_sm(d.compute_major, d.compute_minor);
+  if (lanes == 0 || d.clock_khz <= 0) return 0;
+  return 2.0 * lanes * d.sm_count * d.clock_khz * 1e3 / 1e12;
+}
+
+double bandwidth_ceiling_gbps(std::string* name) {
+  const double from_copy = 1.25 * measure_copy_peak_gbps();
+  const double dram = theoretical_dram_gbps(current_device());
+  if (dram > 0 && dram < from_copy) {
+    if (name) *name = "the DRAM's theoretical bandwidth, 2 x memory clock x bus width";
+    return dram;
+  }
+  if (name) *name = "1.25 x the device-to-device copy peak";
+  return from_copy;
+}
+
+double host_link_ceiling_gbps(std::string* name) {
+  if (name) *name = "1.25 x the pinned host-to-device copy peak";
+  return 1.25 * measure_pinned_h2d_peak_gbps();
 }
 
 double measure_copy_peak_gbps() {

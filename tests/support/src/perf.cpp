@@ -46,8 +46,9 @@ std::string perf_line(const PerfCheck& c, double scale) {
     line += buffer;
   }
   if (c.timing.repetitions > 0) {
-    std::snprintf(buffer, sizeof buffer, " [median of %d, spread %.1f%%]", c.timing.repetitions,
-                  100.0 * c.timing.relative_spread());
+    std::snprintf(buffer, sizeof buffer, " [median of %d, spread %.1f%%, %.3f ms per call, host %.3f ms]",
+                  c.timing.repetitions, 100.0 * c.timing.relative_spread(), c.timing.median_ms,
+                  c.timing.host_median_ms);
     line += buffer;
   }
   return line;
@@ -63,7 +64,39 @@ std::string perf_line(const PerfCheck& c, double scale) {
   return evaluate_ratio(c, scale);
 }
 
+bool events_agree_with_host(const TimingStats& t) {
+  if (t.host_median_ms <= 0) return true;
+  const double gap = t.host_median_ms - t.median_ms;
+  return gap <= 0.1 || gap <= 0.3 * t.host_median_ms;
+}
+
 ::testing::AssertionResult evaluate_ratio(const PerfCheck& c, double scale) {
+  if (!c.output_verified)
+    return ::testing::AssertionFailure() << c.what << ": the output of the timed calls was not verified, so "
+                                         << "the timing proves nothing (a test harness error: call verify_timed_output).";
+  if (!c.output_problem.empty())
+    return ::testing::AssertionFailure()
+           << c.what << ": the timed calls left a wrong result (the output was poisoned and the input "
+           << "refreshed before them). The time measured is not the time of the work: a result that is "
+           << "only right on the first call (remembered, or computed on a stream nobody waits for) cannot "
+           << "be graded.\n" << c.output_problem;
+  if (!events_agree_with_host(c.timing)) {
+    char text[512];
+    std::snprintf(text, sizeof text,
+                  "%s: the events on the given stream measured %.3f ms per call, but the device was busy "
+                  "for %.3f ms per call: the work ran outside the stream it was given (another stream, or "
+                  "a synchronous copy), so the events did not time it. Enqueue everything on `stream`.",
+                  c.what.c_str(), c.timing.median_ms, c.timing.host_median_ms);
+    return ::testing::AssertionFailure() << text;
+  }
+  if (c.ceiling > 0 && c.measured > c.ceiling) {
+    char text[512];
+    std::snprintf(text, sizeof text,
+                  "%s: %.1f %s is more than this GPU can do (%s: %.1f %s). The timing cannot be of the "
+                  "work: was part of it skipped, or done before the timed calls?",
+                  c.what.c_str(), c.measured, c.unit.c_str(), c.ceiling_name.c_str(), c.ceiling, c.unit.c_str());
+    return ::testing::AssertionFailure() << text;
+  }
   const double ratio = c.baseline > 0 ? c.measured / c.baseline : 0;
   const double required = c.required_ratio * scale;
   if (ratio >= required) return ::testing::AssertionSuccess();

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "course/cuda_check.h"
+#include "course/guards.h"
 
 namespace course {
 
@@ -43,19 +44,27 @@ TimingStats time_on_stream(const std::function<void(cudaStream_t)>& work, cudaSt
   CUDA_CHECK(cudaStreamSynchronize(stream));
 
   EventPair events;
-  std::vector<double> samples;
+  std::vector<double> samples, host_samples;
   samples.reserve(static_cast<std::size_t>(repetitions));
   for (int i = 0; i < repetitions; ++i) {
+    const auto host_start = std::chrono::steady_clock::now();
     CUDA_CHECK(cudaEventRecord(events.start, stream));
     work(stream);
     CUDA_CHECK(cudaEventRecord(events.stop, stream));
-    CUDA_CHECK(cudaEventSynchronize(events.stop));
+    // The whole device, not only the stop event: work hidden on another stream shows here.
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const auto host_stop = std::chrono::steady_clock::now();
     CUDA_CHECK(cudaGetLastError());
     float ms = 0;
     CUDA_CHECK(cudaEventElapsedTime(&ms, events.start, events.stop));
     samples.push_back(ms);
+    host_samples.push_back(std::chrono::duration<double, std::milli>(host_stop - host_start).count());
   }
-  return summarize_timings(std::move(samples));
+  const std::string damage = guard_check_all();
+  if (!damage.empty()) throw OutOfBoundsWrite("the timed code " + damage);
+  TimingStats stats = summarize_timings(std::move(samples));
+  stats.host_median_ms = summarize_timings(std::move(host_samples)).median_ms;
+  return stats;
 }
 
 TimingStats time_on_host(const std::function<void()>& work, int warmups, int repetitions) {
@@ -72,7 +81,11 @@ TimingStats time_on_host(const std::function<void()>& work, int warmups, int rep
     CUDA_CHECK(cudaGetLastError());
     samples.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
   }
-  return summarize_timings(std::move(samples));
+  const std::string damage = guard_check_all();
+  if (!damage.empty()) throw OutOfBoundsWrite("the timed code " + damage);
+  TimingStats stats = summarize_timings(std::move(samples));
+  stats.host_median_ms = stats.median_ms;
+  return stats;
 }
 
 }  // namespace course

@@ -21,6 +21,12 @@ class CudaError : public std::runtime_error {
   cudaError_t code_;
 };
 
+/// Student code wrote outside a buffer the test gave it (guards.h says how it is caught).
+class OutOfBoundsWrite : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 /// Builds the message for a failed call: "<expr> failed at <file>:<line>: <name>: <description>".
 std::string describe_cuda_error(cudaError_t code, const char* expr, const char* file, int line);
 
@@ -29,7 +35,8 @@ std::string describe_cuda_error(cudaError_t code, const char* expr, const char* 
 
 /// Checks the launches made by `what` (a contract function the test just called): a bad
 /// launch configuration shows in cudaGetLastError, a fault inside a kernel at the
-/// synchronisation. Throws CudaError naming `what`.
+/// synchronisation (CudaError), a write outside a test buffer in its guard zones
+/// (OutOfBoundsWrite). Each names `what`.
 void check_launch(const char* what, const char* file, int line);
 
 }  // namespace course

@@ -5,24 +5,34 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "course/cuda_check.h"
+#include "course/guards.h"
 
 namespace course {
 
-/// Owns `count` elements of device memory (cudaMalloc / cudaFree). Move-only.
+/// Owns `count` elements of device memory (cudaMalloc / cudaFree), between two guard zones
+/// (guards.h) that CUDA_CHECK_LAUNCH checks after every call of student code. Move-only.
 template <class T>
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
-  /// Allocates `count` elements (uninitialised).
-  explicit DeviceBuffer(std::size_t count) : count_(count) {
-    if (count_ > 0) CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), bytes()));
+  /// Allocates `count` elements (uninitialised); `name` is what messages call it.
+  explicit DeviceBuffer(std::size_t count, const std::string& name = "a device buffer") : count_(count) {
+    if (count_ == 0) return;
+    void* base = nullptr;
+    CUDA_CHECK(cudaMalloc(&base, bytes() + 2 * kGuardBytes));
+    data_ = reinterpret_cast<T*>(static_cast<unsigned char*>(base) + kGuardBytes);
+    guard_register(base, bytes(), sizeof(T), true, name);
   }
   /// Allocates and uploads `host`.
-  explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) { upload(host); }
+  explicit DeviceBuffer(const std::vector<T>& host, const std::string& name = "a device buffer")
+      : DeviceBuffer(host.size(), name) {
+    upload(host);
+  }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   /// Takes over `other`'s memory.
@@ -33,7 +43,14 @@ class DeviceBuffer {
     return *this;
   }
   ~DeviceBuffer() {
-    if (data_ != nullptr) cudaFree(data_);  // never throw from a destructor
+    if (data_ == nullptr) return;
+    guard_unregister(base());
+    cudaFree(base());  // never throw from a destructor
+  }
+  /// Names the buffer in messages ("out", "C").
+  DeviceBuffer& named(const std::string& name) {
+    if (data_ != nullptr) guard_rename(base(), name);
+    return *this;
   }
 
   T* data() { return data_; }                               ///< Device pointer.
@@ -64,6 +81,7 @@ class DeviceBuffer {
   }
 
  private:
+  void* base() const { return reinterpret_cast<unsigned char*>(data_) - kGuardBytes; }
   void swap(DeviceBuffer& other) noexcept {
     std::swap(data_, other.data_);
     std::swap(count_, other.count_);
@@ -73,13 +91,17 @@ class DeviceBuffer {
 };
 
 /// Owns `count` elements of page-locked (pinned) host memory (cudaMallocHost / cudaFreeHost),
-/// for tests that need fast or asynchronous host transfers. Move-only.
+/// for tests that need fast or asynchronous host transfers; guarded like DeviceBuffer. Move-only.
 template <class T>
 class PinnedHostBuffer {
  public:
-  /// Allocates `count` pinned elements (uninitialised).
-  explicit PinnedHostBuffer(std::size_t count) : count_(count) {
-    if (count_ > 0) CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&data_), count_ * sizeof(T)));
+  /// Allocates `count` pinned elements (uninitialised); `name` is what messages call it.
+  explicit PinnedHostBuffer(std::size_t count, const std::string& name = "a pinned host buffer") : count_(count) {
+    if (count_ == 0) return;
+    void* base = nullptr;
+    CUDA_CHECK(cudaMallocHost(&base, bytes() + 2 * kGuardBytes));
+    data_ = reinterpret_cast<T*>(static_cast<unsigned char*>(base) + kGuardBytes);
+    guard_register(base, bytes(), sizeof(T), false, name);
   }
   PinnedHostBuffer(const PinnedHostBuffer&) = delete;
   PinnedHostBuffer& operator=(const PinnedHostBuffer&) = delete;
@@ -91,7 +113,10 @@ class PinnedHostBuffer {
     return *this;
   }
   ~PinnedHostBuffer() {
-    if (data_ != nullptr) cudaFreeHost(data_);
+    if (data_ == nullptr) return;
+    void* base = reinterpret_cast<unsigned char*>(data_) - kGuardBytes;
+    guard_unregister(base);
+    cudaFreeHost(base);
   }
   T* data() { return data_; }                               ///< Host pointer.
   const T* data() const { return data_; }                   ///< Host pointer.

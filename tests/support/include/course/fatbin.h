@@ -32,6 +32,25 @@ EmbeddedCode inspect_binary(const std::string& path, const std::string& cuobjdum
 /// Parses a __CUDA_ARCH_LIST__ text such as "800,900" into {800, 900}.
 std::set<int> parse_arch_list(const std::string& text);
 
+/// The SASS of one kernel, as cuobjdump -sass prints it.
+struct FunctionSass {
+  std::string name;  ///< mangled name
+  std::string text;  ///< its instructions
+};
+
+/// Splits the output of `cuobjdump -sass` into functions (at each "Function : <name>" line).
+std::vector<FunctionSass> parse_cuobjdump_sass(const std::string& listing);
+
+/// The SASS for sm_<arch> of the binary at `path`, read with the cuobjdump at `cuobjdump`.
+/// Throws std::runtime_error when cuobjdump is missing or fails.
+std::vector<FunctionSass> binary_sass(const std::string& path, const std::string& cuobjdump, int arch);
+
+/// The path of the running executable (/proc/self/exe).
+std::string own_executable();
+
+/// The cuobjdump found at configure time (COURSE_CUOBJDUMP), or "" when there was none.
+std::string configured_cuobjdump();
+
 /// "{80, 90}": for messages.
 std::string to_string(const std::set<int>& values);
 

@@ -21,7 +21,28 @@ struct DeviceInfo {
   std::size_t global_memory_bytes = 0;  ///< device memory size
   int async_engine_count = 0;          ///< copy engines (asyncEngineCount)
   bool can_map_host_memory = false;    ///< zero-copy possible (canMapHostMemory)
+  int clock_khz = 0;                   ///< peak SM clock (cudaDevAttrClockRate), 0 if not reported
+  int memory_clock_khz = 0;            ///< peak memory clock (cudaDevAttrMemoryClockRate), 0 if not reported
+  int memory_bus_bits = 0;             ///< memory bus width (cudaDevAttrGlobalMemoryBusWidth), 0 if not reported
 };
+
+/// FP32 lanes per multiprocessor for compute capability major.minor (64 or 128), or 0 when unknown.
+int fp32_lanes_per_sm(int major, int minor);
+
+/// DRAM bandwidth from the memory clock and bus width, 2 transfers per clock, in GB/s; 0 when
+/// the driver does not report them (some new drivers leave the memory clock out).
+double theoretical_dram_gbps(const DeviceInfo& device);
+
+/// FP32 fused multiply-add peak (2 flops each) of all SMs at the peak clock, in TFLOP/s; 0 when unknown.
+double fp32_peak_tflops(const DeviceInfo& device);
+
+/// The highest effective bandwidth a kernel can honestly reach here, in GB/s: 1.25 x the measured
+/// copy peak (a fast kernel may edge past cudaMemcpy), but never above the DRAM's theoretical
+/// bandwidth when the driver reports it. Sets `name` to what the ceiling is.
+double bandwidth_ceiling_gbps(std::string* name);
+
+/// The same for the host link: 1.25 x the measured pinned host-to-device peak.
+double host_link_ceiling_gbps(std::string* name);
 
 /// Properties of the current device (read once per process).
 const DeviceInfo& current_device();

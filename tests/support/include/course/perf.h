@@ -31,15 +31,33 @@ struct PerfCheck {
   double required_ratio = 0;  ///< before COURSE_PERF_SCALE
   std::string hint;           ///< what usually causes a shortfall
   TimingStats timing;         ///< of the measured code, for the noise report
+  /// The most the hardware can do in `unit` (e.g. bandwidth_ceiling_gbps()); 0: no ceiling.
+  double ceiling = 0;
+  std::string ceiling_name;   ///< e.g. "the DRAM's theoretical bandwidth"
+  bool output_verified = false;  ///< set by verify_timed_output
+  std::string output_problem;    ///< why the timed calls' output was wrong ("" if right)
+
+  /// Records whether the output of the timed calls (poisoned before them) is right. A check
+  /// whose timed output was never verified fails: a timing means nothing without it.
+  void verify_timed_output(const ::testing::AssertionResult& result) {
+    output_verified = true;
+    output_problem = result ? "" : std::string(result.message());
+  }
 };
+
+/// Whether the events on the timed stream saw the work the host waited for: false when the
+/// host's median is far above the events' (more than 0.1 ms and more than 30% apart).
+bool events_agree_with_host(const TimingStats& timing);
 
 /// The one-line report every perf test prints (the grade summary reads it):
 /// "[  PERF    ] <what>: <measured> <unit> = <ratio> x <baseline name> (<baseline> <unit>);
 ///  required >= <ratio>".
 std::string perf_line(const PerfCheck& check, double scale);
 
-/// Judges a check without printing: passes if measured / baseline >= required_ratio * scale;
-/// a failure message gives both as percentages and the hint.
+/// Judges a check without printing. In this order, it fails when: the timed calls' output was
+/// not verified or is wrong; the events disagree with the host clock; the measured rate is
+/// above the ceiling (impossible on this GPU); measured / baseline < required_ratio * scale.
+/// Each failure says what was seen and what it means; a shortfall gives the hint.
 ::testing::AssertionResult evaluate_ratio(const PerfCheck& check, double scale);
 
 /// Prints perf_line, records it as test properties, and passes if measured / baseline

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "course/compare.h"
 #include "course/cuda_check.h"
 #include "course/device_buffer.h"
@@ -17,4 +19,13 @@
   do {                                                                     \
     if (const auto course_why_ = ::course::gpu_unavailable_reason())       \
       GTEST_SKIP() << *course_why_;                                        \
+  } while (0)
+
+/// For performance tests: needs a GPU, and skips under compute-sanitizer (COURSE_SANITIZER is
+/// set by ctest's sanitizer mode), where a timing means nothing.
+#define COURSE_REQUIRE_TIMING()                                                         \
+  do {                                                                                  \
+    COURSE_REQUIRE_GPU();                                                               \
+    if (std::getenv("COURSE_SANITIZER") != nullptr)                                     \
+      GTEST_SKIP() << "timed tests do not run under compute-sanitizer (COURSE_SANITIZER)"; \
   } while (0)
