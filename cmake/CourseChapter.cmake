@@ -58,6 +58,23 @@ function(course_isolate_student_build library executable status_dir)
     CUDA_LINKER_LAUNCHER "bash;${launcher};link;${status_dir}")
 endfunction()
 
+# <prefix>.LinkTechnique.UsesNoLibraryButTheCudaRuntime: what `library` calls (CPU only).
+function(course_add_link_check library prefix)
+  set(name "${prefix}.LinkTechnique.UsesNoLibraryButTheCudaRuntime")
+  string(REPLACE "." ";" parts "${prefix}")
+  list(GET parts 0 role)
+  list(GET parts -1 chapter)
+  add_test(NAME "${name}"
+           COMMAND "${CMAKE_COMMAND}" -D "LIBRARY=$<TARGET_FILE:${library}>" -D "NM=${CMAKE_NM}"
+                   -P "${PROJECT_SOURCE_DIR}/cmake/CourseCheckLinks.cmake")
+  if(role STREQUAL "fixture")
+    set(role_label fixture)
+  else()
+    set(role_label "${role}")
+  endif()
+  set_tests_properties("${name}" PROPERTIES LABELS "${role_label};${chapter};correctness" TIMEOUT 60)
+endfunction()
+
 # Gives `target` the architectures that <dir>/architectures.cmake sets, if any.
 function(course_apply_chapter_architectures target dir)
   if(NOT EXISTS "${dir}/architectures.cmake")
@@ -153,6 +170,7 @@ function(course_add_chapter chapter)
       course_isolate_student_build(${id}_student ${exe} "${status_dir}")
     endif()
     course_add_test_executable(${exe} ${role} ${chapter} "${status_dir}")
+    course_add_link_check(${id}_${role} "${role}.${chapter}")
     set_property(GLOBAL APPEND PROPERTY COURSE_TEST_TARGETS ${exe})
   endforeach()
 

@@ -33,6 +33,8 @@ class PinnedBuffer {
 
 /// Exercise 1 (pinned_buffer.cu): copies the first `bytes` bytes of `source` to device memory
 /// at `device_destination`, asynchronously on `stream` (the caller synchronises).
+/// Rules, checked from what runs (UploadTechnique): exactly one host-to-device copy, read from
+/// pinned memory, on `stream`.
 void upload(const PinnedBuffer& source, void* device_destination, size_t bytes, cudaStream_t stream);
 
 /// Given (given/process.cu): the light kernel of exercise 2, out[i] = 2 * in[i] + 1 for
@@ -49,5 +51,8 @@ void process_sequential(const float* host_in, float* host_out, float* device_in,
 /// chunks spread round-robin over the `stream_count` streams the caller owns, so that the
 /// upload of one chunk, the kernel of another and the download of a third run at the same
 /// time. n need not divide evenly. Enqueues only: the caller synchronises every stream.
+/// Rules, checked from what runs (ProcessStagedTechnique): per chunk one upload from pinned
+/// memory, one light_kernel and one download to pinned memory, all on streams[c % stream_count];
+/// every given stream gets work.
 void process_staged(const float* host_in, float* host_out, float* device_in, float* device_out, size_t n,
                     const cudaStream_t* streams, int stream_count, int chunk_count);

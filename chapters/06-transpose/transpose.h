@@ -24,4 +24,9 @@ void transpose_naive(const float* in, float* out, int rows, int cols, cudaStream
 /// Exercise (chapters/06-transpose/transpose.cu): the same result, with both the global
 /// reads and the global writes coalesced, by staging each tile in shared memory. The
 /// tile is padded by one column so that reading a column of it is free of bank conflicts.
+///
+/// Rules, checked from what runs (TransposeTiledTechnique): only kernels of your own (no
+/// library, no cudaMemcpy), blocks of kTransposeTile x kTransposeBlockRows threads, at least
+/// kTransposeTile x kTransposeTile floats of shared memory per block, everything on `stream`;
+/// writes stay inside `out` (the tests put guard zones around it).
 void transpose_tiled(const float* in, float* out, int rows, int cols, cudaStream_t stream);

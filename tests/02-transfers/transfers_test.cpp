@@ -1,6 +1,8 @@
 // Tests of chapter 02 (pinned memory, overlapping transfers). Built once, linked against the
 // starter and against the reference solution.
+#include <algorithm>
 #include <cstring>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -86,17 +88,41 @@ TEST(Upload, CopiesTheBytes) {
   EXPECT_TRUE(course::all_close(values, destination.download(), {0, 0})) << "upload did not copy the bytes (TODO(3)).";
 }
 
+// The contract's rules, from what ran: one host-to-device copy of `bytes` from pinned memory,
+// on the given stream, and nothing else.
+TEST(UploadTechnique, OneCopyFromPinnedMemoryOnTheGivenStream) {
+  COURSE_REQUIRE_ACTIVITY();
+  const size_t bytes = size_t{8} << 20;
+  PinnedBuffer source(bytes);
+  ASSERT_NE(source.data(), nullptr) << "PinnedBuffer's data() is null (TODO(1))";
+  course::DeviceBuffer<unsigned char> destination(bytes, "device_destination");
+  course::Stream stream;
+  const auto ran = course::record_activity_on(stream.get(), [&] {
+    upload(source, destination.data(), bytes, stream);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    CUDA_CHECK_LAUNCH("upload");
+  });
+  ASSERT_EQ(ran.copies.size(), 1u) << "upload should make exactly one copy (TODO(3)).\nWhat it enqueued: " << ran.summary();
+  const auto& copy = ran.copies.front();
+  EXPECT_EQ(copy.kind, "HtoD") << ran.summary();
+  EXPECT_EQ(copy.bytes, bytes) << ran.summary();
+  EXPECT_EQ(copy.source, "pinned") << "the copy read " << copy.source
+                                   << " memory: PinnedBuffer must allocate page-locked memory (TODO(1)).";
+  EXPECT_TRUE(ran.kernels.empty()) << "upload needs no kernel.\nWhat it enqueued: " << ran.summary();
+  EXPECT_TRUE(course::stays_on_given_stream(ran, "upload"));
+}
+
 // Required: 0.8 of the pinned cudaMemcpy peak measured in the same process. H100 (PCIe 5):
 // pinned 55 GB/s, pageable 7.0 GB/s (0.13).
 constexpr double kUploadOverPinnedPeak = 0.8;
 
 TEST(UploadPerf, AtLeast0_8OfPinnedPeak) {
-  COURSE_REQUIRE_GPU();
+  COURSE_REQUIRE_TIMING();
   const size_t bytes = size_t{256} << 20;
   PinnedBuffer source(bytes);
   ASSERT_NE(source.data(), nullptr) << "PinnedBuffer's data() is null (TODO(1)); not timed.";
   std::memset(source.data(), 0x3c, bytes);
-  course::DeviceBuffer<unsigned char> destination(bytes);
+  course::DeviceBuffer<unsigned char> destination(bytes, "device_destination");
   destination.poison();
   course::Stream stream;
   upload(source, destination.data(), bytes, stream);
@@ -105,6 +131,9 @@ TEST(UploadPerf, AtLeast0_8OfPinnedPeak) {
   ASSERT_TRUE(copied.front() == 0x3c && copied.back() == 0x3c) << "upload did not copy the bytes (TODO(3)); not timed.";
 
   const double peak = course::measure_pinned_h2d_peak_gbps();
+  // New bytes and a poisoned destination: the timed calls must copy again.
+  std::memset(source.data(), 0x5a, bytes);
+  destination.poison();
   const auto t = course::time_on_stream([&](cudaStream_t s) { upload(source, destination.data(), bytes, s); }, stream, 2, 10);
   course::PerfCheck perf{"upload of a 256 MiB PinnedBuffer", bytes / 1e9 / (t.median_ms / 1e3), "GB/s", peak,
                          "the pinned host-to-device copy peak", kUploadOverPinnedPeak,
@@ -112,6 +141,11 @@ TEST(UploadPerf, AtLeast0_8OfPinnedPeak) {
                          "at a fraction of the link's speed: check that PinnedBuffer allocates with "
                          "cudaMallocHost, and that upload uses cudaMemcpyAsync on the given stream.",
                          t};
+  perf.ceiling = course::host_link_ceiling_gbps(&perf.ceiling_name);
+  const auto timed = destination.download();
+  const bool all_copied = std::all_of(timed.begin(), timed.end(), [](unsigned char b) { return b == 0x5a; });
+  perf.verify_timed_output(all_copied ? ::testing::AssertionSuccess()
+                                      : ::testing::AssertionFailure() << "the destination does not hold the new bytes");
   EXPECT_TRUE(course::meets_ratio(perf));
 }
 
@@ -143,10 +177,10 @@ struct Streams {
 // Runs process_staged on pinned copies of `input`; returns the host output.
 std::vector<float> run_staged(const std::vector<float>& input, int stream_count, int chunk_count) {
   const size_t n = input.size();
-  course::PinnedHostBuffer<float> host_in(n), host_out(n);
+  course::PinnedHostBuffer<float> host_in(n, "host_in"), host_out(n, "host_out");
   std::memcpy(host_in.data(), input.data(), n * sizeof(float));
   std::memset(host_out.data(), 0xFF, n * sizeof(float));  // poison: unwritten elements stay NaN
-  course::DeviceBuffer<float> device_in(n), device_out(n);
+  course::DeviceBuffer<float> device_in(n, "device_in"), device_out(n, "device_out");
   Streams streams(stream_count);
   process_staged(host_in.data(), host_out.data(), device_in.data(), device_out.data(), n, streams.streams.data(),
                  stream_count, chunk_count);
@@ -189,6 +223,50 @@ TEST(ProcessStagedDeviceWide, RepeatedRunsLeakNoDeviceMemory) {
       << " MiB of device memory: release everything you allocate.";
 }
 
+// The contract's rules, from what ran: every chunk is uploaded, computed and downloaded with
+// asynchronous copies from and to pinned memory, on the given streams, spread over all of them.
+TEST(ProcessStagedTechnique, ChunksGoRoundTheGivenStreams) {
+  COURSE_REQUIRE_ACTIVITY();
+  const size_t n = (size_t{1} << 20) + 3;
+  const int stream_count = 3, chunk_count = 7;
+  const auto input = course::random_floats(n, course::test_seed());
+  course::PinnedHostBuffer<float> host_in(n, "host_in"), host_out(n, "host_out");
+  std::memcpy(host_in.data(), input.data(), n * sizeof(float));
+  course::DeviceBuffer<float> device_in(n, "device_in"), device_out(n, "device_out");
+  course::DeviceBuffer<unsigned char> markers(64, "markers");
+  Streams streams(stream_count);
+  const auto ran = course::record_activity([&] {
+    // A memset of 4 * (s + 1) bytes on stream s tells CUPTI's id of each stream.
+    for (int s = 0; s < stream_count; ++s) {
+      CUDA_CHECK(cudaMemsetAsync(markers.data(), 0, 4 * (s + 1), streams.streams[s]));
+      CUDA_CHECK(cudaStreamSynchronize(streams.streams[s]));
+    }
+    process_staged(host_in.data(), host_out.data(), device_in.data(), device_out.data(), n, streams.streams.data(),
+                   stream_count, chunk_count);
+    CUDA_CHECK_LAUNCH("process_staged");
+  });
+  std::set<uint32_t> given, used;
+  for (const auto& m : ran.memsets)
+    if (m.bytes <= 4u * stream_count) given.insert(m.stream_id);
+  ASSERT_EQ(given.size(), size_t(stream_count)) << ran.summary();
+  int uploads = 0, downloads = 0;
+  for (const auto& c : ran.copies) {
+    used.insert(c.stream_id);
+    if (c.kind == "HtoD" && c.source == "pinned") ++uploads;
+    if (c.kind == "DtoH" && c.destination == "pinned") ++downloads;
+    EXPECT_TRUE(c.kind == "HtoD" || c.kind == "DtoH") << "unexpected " << c.kind << " copy.\n" << ran.summary();
+  }
+  for (const auto& k : ran.kernels) used.insert(k.stream_id);
+  EXPECT_EQ(uploads, chunk_count) << "expected one upload per chunk from pinned memory (TODO(1)).\n" << ran.summary();
+  EXPECT_EQ(downloads, chunk_count) << "expected one download per chunk to pinned memory (TODO(2)).\n" << ran.summary();
+  EXPECT_EQ(ran.kernels.size(), size_t(chunk_count)) << "expected one light_kernel per chunk.\n" << ran.summary();
+  for (uint32_t id : used)
+    EXPECT_TRUE(given.count(id)) << "work ran on a stream process_staged was not given: use streams[c % stream_count].\n"
+                                 << ran.summary();
+  EXPECT_EQ(used.size(), size_t(stream_count)) << "the chunks should go round all " << stream_count
+                                               << " streams, so that they overlap.\n" << ran.summary();
+}
+
 // 2^26 floats (256 MiB) each way. Required: staged time <= 0.8 x sequential, i.e. >= 1.25x
 // its throughput, both measured here. H100 (CUDA 13.0, 4 streams): 4 chunks 0.66-0.71 of the
 // sequential time, 16 chunks 0.58-0.62 (this repository's runs: 0.58, 0.62); the floor is about
@@ -199,14 +277,14 @@ constexpr int kPerfChunks = 16;
 constexpr double kStagedSpeedup = 1.25;
 
 TEST(ProcessStagedPerf, AtMost0_8xSequentialTime) {
-  COURSE_REQUIRE_GPU();
+  COURSE_REQUIRE_TIMING();
   SCOPED_TRACE(course::seed_note());
   const size_t n = kPerfFloats;
   const auto input = course::random_floats(n, course::test_seed());
-  course::PinnedHostBuffer<float> host_in(n), host_out(n);
+  course::PinnedHostBuffer<float> host_in(n, "host_in"), host_out(n, "host_out");
   std::memcpy(host_in.data(), input.data(), n * sizeof(float));
   std::memset(host_out.data(), 0xFF, n * sizeof(float));
-  course::DeviceBuffer<float> device_in(n), device_out(n);
+  course::DeviceBuffer<float> device_in(n, "device_in"), device_out(n, "device_out");
   Streams streams(kPerfStreams);
   auto staged = [&] {
     process_staged(host_in.data(), host_out.data(), device_in.data(), device_out.data(), n, streams.streams.data(),
@@ -220,6 +298,10 @@ TEST(ProcessStagedPerf, AtMost0_8xSequentialTime) {
   const auto sequential = course::time_on_host([&] {
     process_sequential(host_in.data(), host_out.data(), device_in.data(), device_out.data(), n, streams.streams[0]);
   });
+  // Fresh input and a poisoned output: the timed calls must move and compute everything again.
+  const auto fresh = course::random_floats(n, course::test_seed() + 1);
+  std::memcpy(host_in.data(), fresh.data(), n * sizeof(float));
+  std::memset(host_out.data(), 0xFF, n * sizeof(float));
   const auto mine = course::time_on_host(staged);
   const double gigabytes = 2.0 * n * sizeof(float) / 1e9;  // up and down the link
   std::printf("[  INFO    ] process_sequential %.2f ms, process_staged (%d streams, %d chunks) %.2f ms = %.2f of it\n",
@@ -231,6 +313,11 @@ TEST(ProcessStagedPerf, AtMost0_8xSequentialTime) {
                          "stream (so they stay in order) while consecutive chunks go to different streams. A "
                          "synchronisation inside the loop, or cudaMemcpy without Async, serialises everything.",
                          mine};
+  // Both directions at once, each at most the host link's ceiling.
+  perf.ceiling = 2 * course::host_link_ceiling_gbps(&perf.ceiling_name);
+  perf.ceiling_name = "2 x (" + perf.ceiling_name + "), both directions at once";
+  perf.verify_timed_output(course::all_close(light_kernel_on_cpu(fresh),
+                                             std::vector<float>(host_out.data(), host_out.data() + n), {0, 0}));
   EXPECT_TRUE(course::meets_ratio(perf));
 }
 

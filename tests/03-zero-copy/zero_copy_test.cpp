@@ -1,4 +1,5 @@
 // Tests of chapter 03 (zero-copy). Built once, linked against the starter and the reference.
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -62,6 +63,7 @@ class MappedFloats {
   MappedFloats& operator=(const MappedFloats&) = delete;
   ~MappedFloats() { cudaFreeHost(host_); }
   const float* device() const { return device_; }
+  void refill(const std::vector<float>& values) { std::memcpy(host_, values.data(), count_ * sizeof(float)); }
   bool holds(const std::vector<float>& values) const {
     return std::memcmp(host_, values.data(), count_ * sizeof(float)) == 0;
   }
@@ -75,7 +77,7 @@ class MappedFloats {
 // Runs scale_from_host once on random input in mapped memory, into a poisoned output.
 struct ScaleRun {
   explicit ScaleRun(size_t count)
-      : n(count), input(course::random_floats(count, course::test_seed())), mapped(input), out(count) {
+      : n(count), input(course::random_floats(count, course::test_seed())), mapped(input), out(count, "device_out") {
     out.poison();
     scale_from_host(mapped.device(), out.data(), n, stream);
     CUDA_CHECK_LAUNCH("scale_from_host");
@@ -101,6 +103,26 @@ TEST_P(ScaleFromHost, MatchesCpu) {
 }
 INSTANTIATE_TEST_SUITE_P(Sizes, ScaleFromHost, ::testing::ValuesIn(kSizes), size_name);
 
+// The contract's rules, from what ran: a kernel of your own reads the mapped memory itself,
+// with no copy of any kind, on the given stream.
+TEST(ScaleFromHostTechnique, OwnKernelReadsMappedMemoryWithoutCopies) {
+  REQUIRE_MAPPABLE_HOST_MEMORY();
+  if (std::getenv("COURSE_SANITIZER")) GTEST_SKIP() << "activity is not recorded under compute-sanitizer";
+  const size_t n = 1000003;
+  const auto input = course::random_floats(n, course::test_seed());
+  MappedFloats mapped(input);
+  course::DeviceBuffer<float> out(n, "device_out");
+  course::Stream stream;
+  const auto ran = course::record_activity_on(stream.get(), [&] {
+    scale_from_host(mapped.device(), out.data(), n, stream);
+    CUDA_CHECK_LAUNCH("scale_from_host");
+  });
+  EXPECT_TRUE(course::launches_only_own_kernels(ran, "scale_from_host"));
+  EXPECT_TRUE(course::enqueues_no_copies(ran, "scale_from_host"))
+      << "zero-copy means the kernel reads host memory over the bus: no staging copy to the device.";
+  EXPECT_TRUE(course::stays_on_given_stream(ran, "scale_from_host"));
+}
+
 // 256 MiB read once over the bus. Required: 0.7 of the pinned H2D cudaMemcpy peak measured
 // here. H100 (PCIe 5), this repository's runs: pinned memcpy 55 GB/s; the coalesced float4
 // reference 50.5-51.0 (0.92); the given chunk-per-thread kernel 10.3-11.0 (0.19).
@@ -108,11 +130,16 @@ constexpr double kZeroCopyOverPinnedPeak = 0.7;
 
 TEST(ScaleFromHostPerf, AtLeast0_7OfPinnedCopyPeak) {
   REQUIRE_MAPPABLE_HOST_MEMORY();
+  COURSE_REQUIRE_TIMING();
   SCOPED_TRACE(course::seed_note());
   ScaleRun run(size_t{1} << 26);
   ASSERT_TRUE(run.correct())
       << "scale_from_host is wrong at n = 2^26, so it was not timed: make the correctness tests pass first.";
   const double peak = course::measure_pinned_h2d_peak_gbps();
+  // Fresh input and a poisoned output: the timed calls must read the host memory again.
+  const auto fresh = course::random_floats(run.n, course::test_seed() + 1);
+  run.mapped.refill(fresh);
+  run.out.poison();
   const auto t = course::time_on_stream(
       [&](cudaStream_t s) { scale_from_host(run.mapped.device(), run.out.data(), run.n, s); }, run.stream, 2, 10);
   const double read_gbps = run.n * sizeof(float) / 1e9 / (t.median_ms / 1e3);
@@ -122,6 +149,8 @@ TEST(ScaleFromHostPerf, AtLeast0_7OfPinnedCopyPeak) {
                          "block's stretch), or every thread pays for a whole transaction over the bus; and the grid "
                          "must be large enough to keep many reads in flight.",
                          t};
+  perf.ceiling = course::host_link_ceiling_gbps(&perf.ceiling_name);
+  perf.verify_timed_output(course::all_close(scale_on_cpu(fresh), run.out.download(), {0, 0}));
   EXPECT_TRUE(course::meets_ratio(perf));
 }
 

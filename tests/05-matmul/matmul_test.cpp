@@ -34,7 +34,7 @@ void expect_matches_cpu(MatmulFunction function, const char* name, const GemmSha
   const auto [M, K, N] = shape;
   const auto a = course::random_floats(static_cast<size_t>(M) * K, course::test_seed());
   const auto b = course::random_floats(static_cast<size_t>(K) * N, course::test_seed() + 1);
-  course::DeviceBuffer<float> A(a), B(b), C(static_cast<size_t>(M) * N);
+  course::DeviceBuffer<float> A(a, "A"), B(b, "B"), C(static_cast<size_t>(M) * N, "C");
   C.poison();
   course::Stream stream;
   function(A.data(), B.data(), C.data(), M, N, K, stream);
@@ -77,7 +77,7 @@ TEST_P(AatTiled, MatchesCpu) {
   SCOPED_TRACE(course::seed_note());
   const auto [M, K] = GetParam();
   const auto a = course::random_floats(static_cast<size_t>(M) * K, course::test_seed());
-  course::DeviceBuffer<float> A(a), C(static_cast<size_t>(M) * M);
+  course::DeviceBuffer<float> A(a, "A"), C(static_cast<size_t>(M) * M, "C");
   C.poison();
   course::Stream stream;
   aat_tiled(A.data(), C.data(), M, K, stream);
@@ -87,6 +87,70 @@ TEST_P(AatTiled, MatchesCpu) {
       << "aat_tiled with A " << M << "x" << K << " differs from a double-precision CPU A·Aᵀ.";
 }
 INSTANTIATE_TEST_SUITE_P(Shapes, AatTiled, ::testing::ValuesIn(kAatShapes), aat_name);
+
+// ---------------------------------------------------------------- technique
+
+// Records one call of `function` on random operands (A is M x K, B is K x N).
+course::Activity record_gemm(MatmulFunction function, const char* name, int M, int N, int K) {
+  course::DeviceBuffer<float> A(course::random_floats(static_cast<size_t>(M) * K, course::test_seed()), "A");
+  course::DeviceBuffer<float> B(course::random_floats(static_cast<size_t>(K) * N, course::test_seed() + 1), "B");
+  course::DeviceBuffer<float> C(static_cast<size_t>(M) * N, "C");
+  course::Stream stream;
+  return course::record_activity_on(stream.get(), [&] {
+    function(A.data(), B.data(), C.data(), M, N, K, stream);
+    CUDA_CHECK_LAUNCH(name);
+  });
+}
+
+constexpr int kTwoTilesBytes = 2 * kMatmulTile * kMatmulTile * sizeof(float);
+
+// The contract's rules, from what ran: kernels of your own (no cuBLAS), blocks of kMatmulTile^2
+// threads, a shared tile of A and one of B, no copies, on the given stream.
+TEST(MatmulTiledTechnique, OwnKernelWithSharedTilesOfAAndB) {
+  COURSE_REQUIRE_ACTIVITY();
+  const auto ran = record_gemm(matmul_tiled, "matmul_tiled", 300, 200, 500);
+  EXPECT_TRUE(course::launches_only_own_kernels(ran, "matmul_tiled"));
+  EXPECT_TRUE(course::enqueues_no_copies(ran, "matmul_tiled"));
+  EXPECT_TRUE(course::stays_on_given_stream(ran, "matmul_tiled"));
+  EXPECT_TRUE(course::kernels_have_block(ran, "matmul_tiled", kMatmulTile, kMatmulTile));
+  EXPECT_TRUE(course::kernels_use_shared_memory(ran, "matmul_tiled", kTwoTilesBytes,
+                                                "a kMatmulTile^2 tile of A and one of B"));
+}
+
+TEST(AatTiledTechnique, OwnKernelWithSharedTilesOfBothOperands) {
+  COURSE_REQUIRE_ACTIVITY();
+  const int M = 300, K = 500;
+  course::DeviceBuffer<float> A(course::random_floats(static_cast<size_t>(M) * K, course::test_seed()), "A");
+  course::DeviceBuffer<float> C(static_cast<size_t>(M) * M, "C");
+  course::Stream stream;
+  const auto ran = course::record_activity_on(stream.get(), [&] {
+    aat_tiled(A.data(), C.data(), M, K, stream);
+    CUDA_CHECK_LAUNCH("aat_tiled");
+  });
+  EXPECT_TRUE(course::launches_only_own_kernels(ran, "aat_tiled"));
+  EXPECT_TRUE(course::enqueues_no_copies(ran, "aat_tiled"));
+  EXPECT_TRUE(course::stays_on_given_stream(ran, "aat_tiled"));
+  EXPECT_TRUE(course::kernels_have_block(ran, "aat_tiled", kMatmulTile, kMatmulTile));
+  EXPECT_TRUE(course::kernels_use_shared_memory(ran, "aat_tiled", kTwoTilesBytes,
+                                                "a tile of each operand (the second one stored transposed)"));
+}
+
+// Register tiling: each thread computes a block of C, so there are far fewer threads than
+// outputs (at least 4 outputs per thread), and the operands come through shared memory.
+TEST(MatmulRegisterTiledStretchTechnique, SeveralOutputsPerThreadFromSharedTiles) {
+  COURSE_REQUIRE_ACTIVITY();
+  const int M = 1024, N = 1024, K = 256;
+  const auto ran = record_gemm(matmul_register_tiled, "matmul_register_tiled", M, N, K);
+  EXPECT_TRUE(course::launches_only_own_kernels(ran, "matmul_register_tiled"));
+  EXPECT_TRUE(course::enqueues_no_copies(ran, "matmul_register_tiled"));
+  EXPECT_TRUE(course::stays_on_given_stream(ran, "matmul_register_tiled"));
+  EXPECT_TRUE(course::kernels_use_shared_memory(ran, "matmul_register_tiled", 4096, "tiles of A and B"));
+  long long threads = 0;
+  for (const auto& k : ran.kernels) threads += k.blocks() * k.threads_per_block();
+  EXPECT_LE(4 * threads, 1LL * M * N) << "matmul_register_tiled ran " << threads << " threads for " << M * N
+                                      << " outputs: each thread should compute a block of at least 4 (e.g. 8 x 8).\n"
+                                      << ran.summary();
+}
 
 // ---------------------------------------------------------------- performance
 
@@ -110,11 +174,19 @@ constexpr int kGemmSide = 4096;
 struct SquareGemm {
   explicit SquareGemm(int side)
       : n(side),
-        A(course::random_floats(static_cast<size_t>(side) * side, course::test_seed())),
-        B(course::random_floats(static_cast<size_t>(side) * side, course::test_seed() + 1)),
-        C(static_cast<size_t>(side) * side),
-        C_reference(static_cast<size_t>(side) * side) {
+        A(course::random_floats(static_cast<size_t>(side) * side, course::test_seed()), "A"),
+        B(course::random_floats(static_cast<size_t>(side) * side, course::test_seed() + 1), "B"),
+        C(static_cast<size_t>(side) * side, "C"),
+        C_reference(static_cast<size_t>(side) * side, "C_reference") {
     C.poison();
+  }
+  // Fresh operands and poisoned outputs before the timed calls, which must compute again.
+  void refresh() {
+    const size_t count = static_cast<size_t>(n) * n;
+    A.upload(course::random_floats(count, course::test_seed() + 2));
+    B.upload(course::random_floats(count, course::test_seed() + 3));
+    C.poison();
+    C_reference.poison();
   }
   int n;
   course::DeviceBuffer<float> A, B, C, C_reference;
@@ -126,8 +198,14 @@ struct SquareGemm {
 // README for this repository's own calibration run.
 constexpr double kTiledOverNaive = 1.3;
 
+// The FP32 peak of this GPU's SMs, as a ceiling for any FP32 kernel.
+void set_fp32_ceiling(course::PerfCheck& perf) {
+  perf.ceiling = course::fp32_peak_tflops(course::current_device());
+  perf.ceiling_name = "the FP32 peak of the SMs (2 flops x FP32 lanes x SMs x peak clock)";
+}
+
 TEST(MatmulTiledPerf, AtLeast1_3xNaiveAt4096) {
-  COURSE_REQUIRE_GPU();
+  COURSE_REQUIRE_TIMING();
   SCOPED_TRACE(course::seed_note());
   SquareGemm g(kGemmSide);
   const int n = g.n;
@@ -136,6 +214,7 @@ TEST(MatmulTiledPerf, AtLeast1_3xNaiveAt4096) {
   CUDA_CHECK_LAUNCH("matmul_tiled and matmul_naive");
   ASSERT_TRUE(same_result(g.C, g.C_reference, n, n, n)) << "matmul_tiled" << kNotTimed;
 
+  g.refresh();
   const auto naive = course::time_on_stream(
       [&](cudaStream_t s) { matmul_naive(g.A.data(), g.B.data(), g.C_reference.data(), n, n, n, s); }, g.stream, 2, 10);
   const auto tiled = course::time_on_stream(
@@ -148,6 +227,8 @@ TEST(MatmulTiledPerf, AtLeast1_3xNaiveAt4096) {
   perf.baseline_name = "the given matmul_naive";
   perf.required_ratio = kTiledOverNaive;
   perf.timing = tiled;
+  set_fp32_ceiling(perf);
+  perf.verify_timed_output(same_result(g.C, g.C_reference, n, n, n));
   perf.hint =
       "each element of A and B should be read from global memory once per tile and then used "
       "kMatmulTile times from shared memory. Check that the k loop inside a tile reads only "
@@ -177,8 +258,8 @@ constexpr const char* kAatHint =
 void check_aat_speedup(double required_ratio, const char* what) {
   SCOPED_TRACE(course::seed_note());
   const int M = kAatRows, K = kAatDepth;
-  course::DeviceBuffer<float> A(course::random_floats(static_cast<size_t>(M) * K, course::test_seed()));
-  course::DeviceBuffer<float> C(static_cast<size_t>(M) * M), C_naive(static_cast<size_t>(M) * M);
+  course::DeviceBuffer<float> A(course::random_floats(static_cast<size_t>(M) * K, course::test_seed()), "A");
+  course::DeviceBuffer<float> C(static_cast<size_t>(M) * M, "C"), C_naive(static_cast<size_t>(M) * M, "C_naive");
   course::Stream stream;
   C.poison();
   aat_tiled(A.data(), C.data(), M, K, stream);
@@ -186,22 +267,28 @@ void check_aat_speedup(double required_ratio, const char* what) {
   CUDA_CHECK_LAUNCH("aat_tiled and aat_naive");
   ASSERT_TRUE(same_result(C, C_naive, M, M, K)) << "aat_tiled" << kNotTimed;
 
+  // Fresh operand and poisoned outputs: the timed calls must compute again.
+  A.upload(course::random_floats(static_cast<size_t>(M) * K, course::test_seed() + 2));
+  C.poison();
+  C_naive.poison();
   const auto naive = course::time_on_stream([&](cudaStream_t s) { aat_naive(A.data(), C_naive.data(), M, K, s); },
                                             stream, 1, 5);
   const auto tiled = course::time_on_stream([&](cudaStream_t s) { aat_tiled(A.data(), C.data(), M, K, s); },
                                             stream, 2, 10);
   course::PerfCheck perf{what, tflops(M, M, K, tiled.median_ms), "TFLOP/s", tflops(M, M, K, naive.median_ms),
                          "the given aat_naive", required_ratio, kAatHint, tiled};
+  set_fp32_ceiling(perf);
+  perf.verify_timed_output(same_result(C, C_naive, M, M, K));
   EXPECT_TRUE(course::meets_ratio(perf));
 }
 
 TEST(AatTiledPerf, AtLeast8xNaive) {
-  COURSE_REQUIRE_GPU();
+  COURSE_REQUIRE_TIMING();
   check_aat_speedup(kAatOverNaive, "aat_tiled, A 8192x1024");
 }
 
 TEST(AatTiledPerf, AtLeast15xNaiveWithPaddedTile) {
-  COURSE_REQUIRE_GPU();
+  COURSE_REQUIRE_TIMING();
   check_aat_speedup(kAatPaddedOverNaive, "aat_tiled (padded tile), A 8192x1024");
 }
 
@@ -211,7 +298,7 @@ TEST(AatTiledPerf, AtLeast15xNaiveWithPaddedTile) {
 constexpr double kRegisterTiledOverCublas = 0.40;
 
 TEST(MatmulRegisterTiledStretchPerf, AtLeast0_4xCublasAt4096) {
-  COURSE_REQUIRE_GPU();
+  COURSE_REQUIRE_TIMING();
   SCOPED_TRACE(course::seed_note());
   SquareGemm g(kGemmSide);
   const int n = g.n;
@@ -221,6 +308,7 @@ TEST(MatmulRegisterTiledStretchPerf, AtLeast0_4xCublasAt4096) {
   CUDA_CHECK_LAUNCH("matmul_register_tiled and cuBLAS");
   ASSERT_TRUE(same_result(g.C, g.C_reference, n, n, n)) << "matmul_register_tiled" << kNotTimed;
 
+  g.refresh();
   const auto library = course::time_on_stream(
       [&](cudaStream_t s) { cublas.matmul(g.A.data(), g.B.data(), g.C_reference.data(), n, n, n, s); }, g.stream, 3, 20);
   const auto mine = course::time_on_stream(
@@ -233,6 +321,8 @@ TEST(MatmulRegisterTiledStretchPerf, AtLeast0_4xCublasAt4096) {
   perf.baseline_name = "cuBLAS SGEMM (FP32)";
   perf.required_ratio = kRegisterTiledOverCublas;
   perf.timing = mine;
+  set_fp32_ceiling(perf);
+  perf.verify_timed_output(same_result(g.C, g.C_reference, n, n, n));
   perf.hint =
       "with one output per thread, every multiply-add needs two shared-memory loads. Give each "
       "thread a block of outputs (4x4 or 8x8) in registers, load a column of A's tile and a row "

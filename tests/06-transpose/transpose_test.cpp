@@ -36,8 +36,8 @@ TEST_P(TransposeTiled, MatchesCpuTranspose) {
   const auto [rows, cols] = GetParam();
   const auto input = course::random_floats(static_cast<size_t>(rows) * cols, course::test_seed());
 
-  course::DeviceBuffer<float> in(input);
-  course::DeviceBuffer<float> out(input.size());
+  course::DeviceBuffer<float> in(input, "in");
+  course::DeviceBuffer<float> out(input.size(), "out");
   out.poison();
   course::Stream stream;
   transpose_tiled(in.data(), out.data(), rows, cols, stream);
@@ -53,6 +53,27 @@ TEST_P(TransposeTiled, MatchesCpuTranspose) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, TransposeTiled, ::testing::ValuesIn(kShapes), shape_name);
 
+// The contract's rules, from what ran: the student's own kernel, blocks of kTransposeTile x
+// kTransposeBlockRows threads, a shared tile of at least kTransposeTile^2 floats, no copies,
+// everything on the given stream.
+TEST(TransposeTiledTechnique, OwnKernelWithASharedTileOnTheGivenStream) {
+  COURSE_REQUIRE_ACTIVITY();
+  const int rows = 1000, cols = 3000;
+  course::DeviceBuffer<float> in(course::random_floats(static_cast<size_t>(rows) * cols, course::test_seed()), "in");
+  course::DeviceBuffer<float> out(static_cast<size_t>(rows) * cols, "out");
+  course::Stream stream;
+  const auto ran = course::record_activity_on(stream.get(), [&] {
+    transpose_tiled(in.data(), out.data(), rows, cols, stream);
+    CUDA_CHECK_LAUNCH("transpose_tiled");
+  });
+  EXPECT_TRUE(course::launches_only_own_kernels(ran, "transpose_tiled"));
+  EXPECT_TRUE(course::enqueues_no_copies(ran, "transpose_tiled"));
+  EXPECT_TRUE(course::stays_on_given_stream(ran, "transpose_tiled"));
+  EXPECT_TRUE(course::kernels_have_block(ran, "transpose_tiled", kTransposeTile, kTransposeBlockRows));
+  EXPECT_TRUE(course::kernels_use_shared_memory(ran, "transpose_tiled", kTransposeTile * kTransposeTile * sizeof(float),
+                                                "a tile of kTransposeTile x kTransposeTile floats (TODO(1))"));
+}
+
 // 8192 x 8192 floats: 256 MiB each way, five times the H100's 50 MiB L2, so this times DRAM.
 //
 // Required: 0.75 of the device-to-device copy peak. Measured on an H100 80GB HBM3
@@ -63,13 +84,13 @@ constexpr int kPerfSide = 8192;
 constexpr double kRequiredFractionOfCopyPeak = 0.75;
 
 TEST(TransposeTiledPerf, ReachesThreeQuartersOfCopyPeakAt8192) {
-  COURSE_REQUIRE_GPU();
+  COURSE_REQUIRE_TIMING();
   SCOPED_TRACE(course::seed_note());
   const int n = kPerfSide;
   const size_t count = static_cast<size_t>(n) * n;
   const auto input = course::random_floats(count, course::test_seed());
-  course::DeviceBuffer<float> in(input);
-  course::DeviceBuffer<float> out(count);
+  course::DeviceBuffer<float> in(input, "in");
+  course::DeviceBuffer<float> out(count, "out");
   course::Stream stream;
 
   const double peak = course::measure_copy_peak_gbps();
@@ -82,10 +103,14 @@ TEST(TransposeTiledPerf, ReachesThreeQuartersOfCopyPeakAt8192) {
   ASSERT_TRUE(check) << "transpose_tiled is wrong at " << n << " x " << n
                      << ", so it was not timed: make the correctness tests pass first.";
 
-  const auto tiled = course::time_on_stream(
-      [&](cudaStream_t s) { transpose_tiled(in.data(), out.data(), n, n, s); }, stream);
   const auto naive = course::time_on_stream(
       [&](cudaStream_t s) { transpose_naive(in.data(), out.data(), n, n, s); }, stream);
+  // Fresh input and a poisoned output: the timed calls must compute the transpose again.
+  const auto fresh = course::random_floats(count, course::test_seed() + 1);
+  in.upload(fresh);
+  out.poison();
+  const auto tiled = course::time_on_stream(
+      [&](cudaStream_t s) { transpose_tiled(in.data(), out.data(), n, n, s); }, stream);
   const double bytes = static_cast<double>(count) * sizeof(float);
   const double naive_gbps = course::effective_bandwidth_gbps(bytes, bytes, naive.median_ms);
   std::printf("[  INFO    ] for comparison, the given transpose_naive: %.1f GB/s = %.3f x copy peak\n",
@@ -99,6 +124,9 @@ TEST(TransposeTiledPerf, ReachesThreeQuartersOfCopyPeakAt8192) {
   perf.baseline_name = "the device-to-device copy peak";
   perf.required_ratio = kRequiredFractionOfCopyPeak;
   perf.timing = tiled;
+  perf.ceiling = course::bandwidth_ceiling_gbps(&perf.ceiling_name);
+  perf.verify_timed_output(course::all_close(transpose_on_cpu(fresh, n, n), out.download(), {0, 0},
+                                             {count / n, static_cast<size_t>(n)}));
   perf.hint =
       "a tiled transpose near half the copy peak usually has shared-memory bank conflicts: "
       "with a [32][32] tile, the 32 threads of a warp reading one column of the tile all hit "

@@ -22,7 +22,7 @@ using Launcher = void (*)(const float*, float*, size_t, cudaStream_t);
 
 void expect_matches_cpu(Launcher launch, const char* name, size_t n) {
   const auto input = course::random_floats(n, course::test_seed());
-  course::DeviceBuffer<float> in(input), out(n);
+  course::DeviceBuffer<float> in(input, "in"), out(n, "out");
   out.poison();
   course::Stream stream;
   launch(in.data(), out.data(), n, stream);
@@ -57,45 +57,98 @@ TEST_P(MirrorTilesBulkStretch, MatchesCpu) {
 }
 INSTANTIATE_TEST_SUITE_P(Sizes, MirrorTilesBulkStretch, ::testing::ValuesIn(kSizes), size_name);
 
+// ---------------------------------------------------------------- technique
+
+// The contract's rules, from what was built: the pipelined kernel's machine code issues
+// asynchronous global-to-shared copies (LDGSTS, what cuda::memcpy_async becomes on compute
+// capability 8.0 and newer). Read from this program's SASS: no GPU needed.
+TEST(MirrorTilesPipelinedTechnique, KernelCopiesAsynchronouslyIntoSharedMemory) {
+  if (course::sass_arch_to_check(80) == 0) GTEST_SKIP() << "this build has no SASS for compute capability 8.0 or newer";
+  EXPECT_TRUE(course::kernel_sass_has("mirror_tiles_pipelined_kernel", "LDGSTS", 80,
+                                      "the asynchronous global-to-shared copy that cuda::memcpy_async issues"));
+}
+
+// ... and from what ran: the kernel holds several tiles in shared memory (a pipeline of at
+// least two stages), makes no copies, and runs on the given stream.
+TEST(MirrorTilesPipelinedTechnique, KernelStagesSeveralTilesInSharedMemory) {
+  COURSE_REQUIRE_ACTIVITY();
+  const size_t n = (size_t{1} << 20) + 4093;
+  course::DeviceBuffer<float> in(course::random_floats(n, course::test_seed()), "in"), out(n, "out");
+  course::Stream stream;
+  const auto ran = course::record_activity_on(stream.get(), [&] {
+    mirror_tiles_pipelined(in.data(), out.data(), n, stream);
+    CUDA_CHECK_LAUNCH("mirror_tiles_pipelined");
+  });
+  EXPECT_TRUE(course::launches_only_own_kernels(ran, "mirror_tiles_pipelined"));
+  EXPECT_TRUE(course::enqueues_no_copies(ran, "mirror_tiles_pipelined"));
+  EXPECT_TRUE(course::stays_on_given_stream(ran, "mirror_tiles_pipelined"));
+  EXPECT_TRUE(course::kernels_use_shared_memory(ran, "mirror_tiles_pipelined", 2 * kPipelineTileFloats * sizeof(float),
+                                                "two stages of a pipeline, a tile each (TODO(1))"));
+}
+
+TEST(MirrorTilesBulkStretchTechnique, KernelUsesBulkCopies) {
+  if (course::sass_arch_to_check(90) == 0) GTEST_SKIP() << "this build has no SASS for compute capability 9.0";
+  EXPECT_TRUE(course::kernel_sass_has("mirror_tiles_bulk_kernel", "UBLKCP", 90,
+                                      "the bulk asynchronous copy that cuda::device::memcpy_async_tx issues"));
+}
+
 // ---------------------------------------------------------------- performance
 
 // 2^26 floats: 256 MiB each way, five times the H100's L2.
 constexpr size_t kPerfFloats = size_t{1} << 26;
 
 struct Measured {
-  double gbps;
+  double gbps = 0;
   course::TimingStats timing;
+  ::testing::AssertionResult timed_output = ::testing::AssertionSuccess();
 };
 
-// Checks the result once, then times the launcher (effective bandwidth: n floats read, n written).
+// One input and what the kernels must make of it.
+struct Case {
+  std::vector<float> input, expected;
+};
+
+// Checks the result on `first` once, then times the launcher on `fresh` (uploaded, output
+// poisoned) and checks the timed calls' output too (effective bandwidth: n floats read, n written).
 Measured measure(Launcher launch, const char* name, course::DeviceBuffer<float>& in, course::DeviceBuffer<float>& out,
-                 const std::vector<float>& expected, course::Stream& stream) {
+                 const Case& first, const Case& fresh, course::Stream& stream) {
+  in.upload(first.input);
   out.poison();
   launch(in.data(), out.data(), kPerfFloats, stream);
   CUDA_CHECK_LAUNCH(name);
-  const auto check = course::all_close(expected, out.download(), {0, 0});
+  const auto check = course::all_close(first.expected, out.download(), {0, 0});
   if (!check) {
     ADD_FAILURE() << name << " is wrong at n = " << kPerfFloats
                   << ", so it was not timed: make its correctness tests pass first.\n"
                   << check.message();
-    return {0, {}};
+    return {};
   }
+  in.upload(fresh.input);
+  out.poison();
   const auto t = course::time_on_stream([&](cudaStream_t s) { launch(in.data(), out.data(), kPerfFloats, s); }, stream);
   const double bytes = static_cast<double>(kPerfFloats) * sizeof(float);
-  return {course::effective_bandwidth_gbps(bytes, bytes, t.median_ms), t};
+  return {course::effective_bandwidth_gbps(bytes, bytes, t.median_ms), t,
+          course::all_close(fresh.expected, out.download(), {0, 0})};
 }
 
 class PerfFixture : public ::testing::Test {
  protected:
   void SetUp() override {
-    COURSE_REQUIRE_GPU();
-    input_ = course::random_floats(kPerfFloats, course::test_seed());
-    expected_ = mirror_tiles_cpu(input_);
-    in_ = course::DeviceBuffer<float>(input_);
-    out_ = course::DeviceBuffer<float>(kPerfFloats);
+    COURSE_REQUIRE_TIMING();
+    first_.input = course::random_floats(kPerfFloats, course::test_seed());
+    first_.expected = mirror_tiles_cpu(first_.input);
+    fresh_.input = course::random_floats(kPerfFloats, course::test_seed() + 1);
+    fresh_.expected = mirror_tiles_cpu(fresh_.input);
+    in_ = course::DeviceBuffer<float>(kPerfFloats, "in");
+    out_ = course::DeviceBuffer<float>(kPerfFloats, "out");
     stream_.emplace();
   }
-  std::vector<float> input_, expected_;
+  // The ceiling and the timed output of a measurement, on top of its ratio.
+  static void complete(course::PerfCheck& perf, const Measured& m) {
+    perf.ceiling = course::bandwidth_ceiling_gbps(&perf.ceiling_name);
+    perf.verify_timed_output(m.timed_output);
+  }
+  Case first_, fresh_;
   course::DeviceBuffer<float> in_, out_;
   std::optional<course::Stream> stream_;  // created in SetUp, after the GPU check
 };
@@ -115,10 +168,11 @@ using MirrorTilesPipelinedPerf = PerfFixture;
 TEST_F(MirrorTilesPipelinedPerf, AtLeast0_70OfCopyPeak) {
   SCOPED_TRACE(course::seed_note());
   const double peak = course::measure_copy_peak_gbps();
-  const Measured mine = measure(mirror_tiles_pipelined, "mirror_tiles_pipelined", in_, out_, expected_, *stream_);
+  const Measured mine = measure(mirror_tiles_pipelined, "mirror_tiles_pipelined", in_, out_, first_, fresh_, *stream_);
   if (HasFailure()) return;
   course::PerfCheck perf{"mirror_tiles_pipelined, 2^26 floats", mine.gbps, "GB/s", peak,
                          "the device-to-device copy peak", kPipelinedOverCopyPeak, kPipelineHint, mine.timing};
+  complete(perf, mine);
   EXPECT_TRUE(course::meets_ratio(perf));
 }
 
@@ -127,11 +181,12 @@ constexpr double kPipelinedOverSynchronous = 1.3;
 
 TEST_F(MirrorTilesPipelinedPerf, AtLeast1_3xSynchronous) {
   SCOPED_TRACE(course::seed_note());
-  const Measured sync = measure(mirror_tiles_sync, "mirror_tiles_sync", in_, out_, expected_, *stream_);
-  const Measured mine = measure(mirror_tiles_pipelined, "mirror_tiles_pipelined", in_, out_, expected_, *stream_);
+  const Measured sync = measure(mirror_tiles_sync, "mirror_tiles_sync", in_, out_, first_, fresh_, *stream_);
+  const Measured mine = measure(mirror_tiles_pipelined, "mirror_tiles_pipelined", in_, out_, first_, fresh_, *stream_);
   if (HasFailure()) return;
   course::PerfCheck perf{"mirror_tiles_pipelined, 2^26 floats", mine.gbps, "GB/s", sync.gbps,
                          "the given synchronous kernel", kPipelinedOverSynchronous, kPipelineHint, mine.timing};
+  complete(perf, mine);
   EXPECT_TRUE(course::meets_ratio(perf));
 }
 
@@ -143,13 +198,14 @@ TEST_F(MirrorTilesBulkStretchPerf, AtLeast0_80OfCopyPeak) {
   if (!has_bulk_copies()) GTEST_SKIP() << "bulk asynchronous copies need compute capability 9.0; this is " << course::device_line();
   SCOPED_TRACE(course::seed_note());
   const double peak = course::measure_copy_peak_gbps();
-  const Measured mine = measure(mirror_tiles_bulk, "mirror_tiles_bulk", in_, out_, expected_, *stream_);
+  const Measured mine = measure(mirror_tiles_bulk, "mirror_tiles_bulk", in_, out_, first_, fresh_, *stream_);
   if (HasFailure()) return;
   course::PerfCheck perf{"mirror_tiles_bulk, 2^26 floats", mine.gbps, "GB/s", peak, "the device-to-device copy peak",
                          kBulkOverCopyPeak,
                          "keep several tiles in flight (start kStages copies before the first wait) and let "
                          "thread 0 refill a stage as soon as the block is done with it.",
                          mine.timing};
+  complete(perf, mine);
   EXPECT_TRUE(course::meets_ratio(perf));
 }
 

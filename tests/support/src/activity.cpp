@@ -173,4 +173,25 @@ Activity record_activity(const std::function<void()>& work) {
   return recorded;
 }
 
+Activity record_activity_on(void* stream, const std::function<void()>& work) {
+  void* marker = nullptr;
+  CUDA_CHECK(cudaMalloc(&marker, 4));
+  Activity activity;
+  try {
+    activity = record_activity([&] {
+      CUDA_CHECK(cudaMemsetAsync(marker, 0, 4, static_cast<cudaStream_t>(stream)));
+      CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
+      work();
+    });
+  } catch (...) {
+    cudaFree(marker);
+    throw;
+  }
+  CUDA_CHECK(cudaFree(marker));
+  if (activity.memsets.empty()) throw std::runtime_error("CUPTI recorded no memset for the stream marker");
+  activity.given_stream_id = activity.memsets.front().stream_id;
+  activity.memsets.erase(activity.memsets.begin());
+  return activity;
+}
+
 }  // namespace course

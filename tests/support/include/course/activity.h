@@ -47,6 +47,8 @@ struct Activity {
   std::vector<KernelLaunch> kernels;  ///< in the order they started
   std::vector<MemoryCopy> copies;     ///< in the order they started
   std::vector<MemorySet> memsets;     ///< in the order they started
+  /// With record_activity_on: CUPTI's id of the stream the call was given.
+  std::uint32_t given_stream_id = 0;
   /// One line per record, for failure messages.
   std::string summary() const;
 };
@@ -54,6 +56,11 @@ struct Activity {
 /// Runs `work`, waits for the device, and returns what it enqueued. Throws std::runtime_error
 /// when CUPTI cannot record (e.g. another tool, such as compute-sanitizer, holds it).
 Activity record_activity(const std::function<void()>& work);
+
+/// record_activity for a call that was given `stream`: a 4-byte memset enqueued on `stream`
+/// first tells which CUPTI stream id it has (Activity::given_stream_id); that memset is not
+/// among the records returned.
+Activity record_activity_on(void* stream, const std::function<void()>& work);
 
 /// Whether the kernel `mangled` is part of this program's own code (its name is registered in
 /// this executable) and not a library's: cuBLAS and other libraries' kernels live in their own

@@ -12,6 +12,7 @@
 #include "course/gpu.h"
 #include "course/perf.h"
 #include "course/random.h"
+#include "course/technique.h"
 #include "course/timing.h"
 
 /// Skips the current test, with the reason, when no usable CUDA device is present.
@@ -28,4 +29,13 @@
     COURSE_REQUIRE_GPU();                                                               \
     if (std::getenv("COURSE_SANITIZER") != nullptr)                                     \
       GTEST_SKIP() << "timed tests do not run under compute-sanitizer (COURSE_SANITIZER)"; \
+  } while (0)
+
+/// For technique tests that record activity: needs a GPU, and skips under compute-sanitizer,
+/// which holds CUPTI itself.
+#define COURSE_REQUIRE_ACTIVITY()                                                               \
+  do {                                                                                          \
+    COURSE_REQUIRE_GPU();                                                                       \
+    if (std::getenv("COURSE_SANITIZER") != nullptr)                                             \
+      GTEST_SKIP() << "activity is not recorded under compute-sanitizer (COURSE_SANITIZER)";    \
   } while (0)

@@ -1,0 +1,40 @@
+/// @file technique.h
+/// @brief The rules of an exercise (its contract says which), checked against what ran:
+/// the records of activity.h and the SASS of the test executable. Each returns a GoogleTest
+/// assertion whose message says which rule was broken and what ran instead.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "course/activity.h"
+
+namespace course {
+
+/// At least one kernel ran, and every kernel is the program's own (no cuBLAS, CUB, Thrust...).
+::testing::AssertionResult launches_only_own_kernels(const Activity& activity, const std::string& what);
+
+/// No copy of any kind ran (cudaMemcpy*, in any direction).
+::testing::AssertionResult enqueues_no_copies(const Activity& activity, const std::string& what);
+
+/// Every kernel and copy ran on the stream the call was given (record_activity_on).
+::testing::AssertionResult stays_on_given_stream(const Activity& activity, const std::string& what);
+
+/// Every kernel has at least `bytes` of shared memory (static + dynamic); `why` says what for.
+::testing::AssertionResult kernels_use_shared_memory(const Activity& activity, const std::string& what, int bytes,
+                                                     const std::string& why);
+
+/// Every kernel's blocks are x by y threads.
+::testing::AssertionResult kernels_have_block(const Activity& activity, const std::string& what, int x, int y);
+
+/// The SASS architecture a CPU-side check reads: the current GPU's when there is one and the
+/// binary has SASS for it, else the newest the binary has that is >= `minimum` (0 if none).
+int sass_arch_to_check(int minimum);
+
+/// The SASS (for sass_arch_to_check(minimum)) of the kernel whose mangled name contains
+/// `kernel` has an instruction starting with `opcode` (e.g. "LDGSTS"); `why` says what it is.
+::testing::AssertionResult kernel_sass_has(const std::string& kernel, const std::string& opcode, int minimum,
+                                           const std::string& why);
+
+}  // namespace course

@@ -1,0 +1,100 @@
+#include "course/technique.h"
+
+#include <regex>
+#include <sstream>
+
+#include "course/fatbin.h"
+#include "course/gpu.h"
+
+namespace course {
+
+namespace {
+::testing::AssertionResult broken(const std::string& what, const std::string& rule, const Activity& activity) {
+  return ::testing::AssertionFailure() << what << " " << rule << "\nWhat it enqueued: " << activity.summary();
+}
+}  // namespace
+
+::testing::AssertionResult launches_only_own_kernels(const Activity& activity, const std::string& what) {
+  if (activity.kernels.empty()) return broken(what, "launched no kernel: the exercise is a kernel of your own.", activity);
+  for (const auto& k : activity.kernels) {
+    std::string why;
+    if (!is_own_kernel(k.name, k.readable, &why))
+      return broken(what, "launched " + k.readable + ", " + why + ". This exercise is about writing that kernel yourself: library kernels are not allowed here.", activity);
+  }
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult enqueues_no_copies(const Activity& activity, const std::string& what) {
+  if (activity.copies.empty()) return ::testing::AssertionSuccess();
+  const auto& c = activity.copies.front();
+  return broken(what, "made " + std::to_string(activity.copies.size()) + " copy(ies) (the first " + c.kind + ", " +
+                          std::to_string(c.bytes) + " bytes): the exercise must do its work in a kernel, without cudaMemcpy.",
+                activity);
+}
+
+::testing::AssertionResult stays_on_given_stream(const Activity& activity, const std::string& what) {
+  for (const auto& k : activity.kernels)
+    if (k.stream_id != activity.given_stream_id)
+      return broken(what, "launched " + k.readable + " on another stream (" + std::to_string(k.stream_id) + ") than the one it was given (" + std::to_string(activity.given_stream_id) + "): enqueue on `stream`, so that the caller's ordering and timing hold.", activity);
+  for (const auto& c : activity.copies)
+    if (c.stream_id != activity.given_stream_id)
+      return broken(what, "made a " + c.kind + " copy on another stream than the one it was given: enqueue on `stream`.", activity);
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult kernels_use_shared_memory(const Activity& activity, const std::string& what, int bytes,
+                                                     const std::string& why) {
+  for (const auto& k : activity.kernels)
+    if (k.shared_bytes() < bytes)
+      return broken(what, "ran " + k.readable + " with " + std::to_string(k.shared_bytes()) + " bytes of shared memory; at least " + std::to_string(bytes) + " are needed for " + why + ".", activity);
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult kernels_have_block(const Activity& activity, const std::string& what, int x, int y) {
+  for (const auto& k : activity.kernels)
+    if (k.block[0] != x || k.block[1] != y || k.block[2] != 1) {
+      std::ostringstream rule;
+      rule << "ran " << k.readable << " with blocks of " << k.block[0] << " x " << k.block[1] << " x " << k.block[2]
+           << " threads; the contract says " << x << " x " << y << ".";
+      return broken(what, rule.str(), activity);
+    }
+  return ::testing::AssertionSuccess();
+}
+
+int sass_arch_to_check(int minimum) {
+  const auto code = inspect_binary(own_executable(), configured_cuobjdump());
+  if (!gpu_unavailable_reason()) {
+    const auto& d = current_device();
+    const int cc = 10 * d.compute_major + d.compute_minor;
+    if (code.sass.count(cc)) return cc;
+  }
+  for (auto it = code.sass.rbegin(); it != code.sass.rend(); ++it)
+    if (*it >= minimum) return *it;
+  return 0;
+}
+
+::testing::AssertionResult kernel_sass_has(const std::string& kernel, const std::string& opcode, int minimum,
+                                           const std::string& why) {
+  const int arch = sass_arch_to_check(minimum);
+  if (arch == 0)
+    return ::testing::AssertionFailure() << "this program carries no SASS for compute capability " << minimum / 10 << "."
+                                         << minimum % 10 << " or newer, so " << kernel << " cannot be checked";
+  const auto functions = binary_sass(own_executable(), configured_cuobjdump(), arch);
+  bool found = false;
+  // An instruction: optional predicate, then the opcode (e.g. "@P0 LDGSTS.E.BYPASS.128").
+  const std::regex instruction("^\\s*/\\*[0-9a-f]+\\*/\\s+(@!?U?P[T0-9]+\\s+)?" + opcode + "[.\\s;]");
+  for (const auto& f : functions) {
+    if (f.name.find(kernel) == std::string::npos) continue;
+    found = true;
+    std::istringstream lines(f.text);
+    std::string line;
+    while (std::getline(lines, line))
+      if (std::regex_search(line, instruction)) return ::testing::AssertionSuccess();
+  }
+  if (!found)
+    return ::testing::AssertionFailure() << "no kernel named like " << kernel << " in this program's SASS for sm_" << arch;
+  return ::testing::AssertionFailure() << "the SASS of " << kernel << " for sm_" << arch << " has no " << opcode
+                                       << " instruction (" << why << "), so it does not do what the exercise asks.";
+}
+
+}  // namespace course
