@@ -10,6 +10,7 @@
 #   COURSE_TL_CORRECTNESS_TIMEOUT, COURSE_TL_PERF_TIMEOUT   seconds
 #   COURSE_TL_ENVIRONMENT  extra environment (a list of NAME=value)
 #   COURSE_TL_SANITIZER_COMMAND  compute-sanitizer's path, or empty
+#   COURSE_TL_FILTER       a GoogleTest filter: only these tests (fixtures), or empty for all
 #
 # Classification, from the GoogleTest suite name:
 #   *Perf*        label perf (else correctness); runs alone (RUN_SERIAL): it times the GPU
@@ -46,8 +47,12 @@ if(NOT EXISTS "${COURSE_TL_EXE}")
   return()
 endif()
 
+set(_course_list_filter "")
+if(COURSE_TL_FILTER)
+  set(_course_list_filter "--gtest_filter=${COURSE_TL_FILTER}")
+endif()
 execute_process(
-  COMMAND "${COURSE_TL_EXE}" --gtest_list_tests
+  COMMAND "${COURSE_TL_EXE}" --gtest_list_tests ${_course_list_filter}
   OUTPUT_VARIABLE _course_listing
   ERROR_VARIABLE _course_listing_error
   RESULT_VARIABLE _course_listing_result

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Everything a maintainer runs on a GPU machine, with logs in one folder:
-# the README's two workflows, the calibration programs (tables and CSV), and the threshold
-# check. Usage: tools/gpu-run.sh [log-dir]   Exit status: non-zero if the reference tests or
-# the threshold check failed (the grade workflow is expected to fail on untouched starters).
+# Everything a maintainer runs on a GPU machine, with logs in one folder: the README's two
+# workflows (the test workflow COURSE_TEST_RUNS times in a row, default 1), the fixture check
+# (every wrong, cheating and legitimate submission of tools/fixtures gets its verdict),
+# compute-sanitizer on the references, and with COURSE_CALIBRATE=1 the calibration programs
+# (tables and CSV for docs/data).
+# Usage: tools/gpu-run.sh [log-dir]   Exit status: non-zero if a reference test or a fixture
+# verdict failed (the grade workflow is expected to fail on untouched starters).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 logs=${1:-$top/build/gpu-logs}
@@ -10,42 +13,53 @@ mkdir -p "$logs"
 cd "$top"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$logs/device.txt"
 
-cmake --preset default ${COURSE_EXTRA_CMAKE_ARGS:-} >"$logs/configure.log" 2>&1 || { tail -30 "$logs/configure.log"; exit 1; }
+cmake --preset default -DCOURSE_FIXTURES=ON ${COURSE_EXTRA_CMAKE_ARGS:-} >"$logs/configure.log" 2>&1 || { tail -30 "$logs/configure.log"; exit 1; }
 grep -E "CUDA architectures|GoogleTest" "$logs/configure.log"
+start=$(date +%s)
+cmake --build --preset default >"$logs/build.log" 2>&1 || { grep -E "error" "$logs/build.log" | head -30; exit 1; }
+echo "== build: $(( $(date +%s) - start )) s"
 
-cmake --workflow --preset test >"$logs/test.log" 2>&1
-test_status=$?
-echo "== test workflow (exit $test_status)"
-grep -E "tests passed|tests failed|\(Failed\)|\(Timeout\)|\(SEGFAULT\)|\(Skipped\)" "$logs/test.log" | head -40
+test_status=0
+runs=${COURSE_TEST_RUNS:-1}
+for run in $(seq 1 "$runs"); do
+  start=$(date +%s)
+  cmake --workflow --preset test >"$logs/test-$run.log" 2>&1
+  status=$?
+  [ $status -ne 0 ] && test_status=1
+  echo "== test workflow run $run/$runs: exit $status, $(( $(date +%s) - start )) s: $(grep -E "tests passed|tests failed" "$logs/test-$run.log")"
+  grep -E "\((Failed|Timeout|SEGFAULT|Subprocess aborted|Exception)\)" "$logs/test-$run.log" | head -20
+done
+grep -E "\(Skipped\)" "$logs/test-1.log" | head -10
 # The same results as a summary with every perf measurement of the references.
 cmake -D BUILD_DIR=build -D JUNIT_IN=build/test-report.xml -P cmake/grade.cmake 2>&1 |
   sed -n '/^Performance/,/^Result/p' | tee "$logs/test-summary.txt"
+python3 tools/check-test-properties.py build | tee "$logs/test-properties.txt"
 
 cmake --workflow --preset grade >"$logs/grade.log" 2>&1
 echo "== grade workflow (exit $?; the untouched starters are expected to fail)"
 sed -n '/==== Grade summary/,/^Reports:/p' "$logs/grade.log"
 cp build/grade-report.md build/grade-report.xml build/test-report.xml "$logs/" 2>/dev/null
 
-echo "== calibration (docs/figures/measure.sh: tables here, CSV in docs/data)"
-docs/figures/measure.sh build 2>&1 | tee "$logs/calibration.txt"
-cp docs/data/* "$logs/" 2>/dev/null
+echo "== fixtures"
+start=$(date +%s)
+python3 tools/check-fixtures.py --build build --report "$logs/fixtures.md" >"$logs/fixtures.txt" 2>&1
+fixture_status=$?
+cat "$logs/fixtures.txt"
+echo "(fixtures: $(( $(date +%s) - start )) s)"
+cp build/fixtures-report.xml "$logs/" 2>/dev/null
 
-if command -v compute-sanitizer >/dev/null 2>&1; then
-  echo "== compute-sanitizer (memcheck, then racecheck) on the references, small shapes"
-  small='*Cols33*:*M17K33*:*N1025:*N4099:*N1000Streams3Chunks7:*N4097:*MatchesCpuOnOneDevice'
-  for exe in build/solution_*_tests; do
-    for tool in memcheck racecheck; do
-      compute-sanitizer --tool $tool --error-exitcode 3 "$exe" --gtest_filter="$small" >"$logs/sanitizer-$tool-$(basename "$exe").log" 2>&1
-      echo "   $tool $(basename "$exe"): exit $? ($(grep -c '^\[       OK \]' "$logs/sanitizer-$tool-$(basename "$exe").log") tests ran)"
-    done
+if [ -n "${COURSE_CALIBRATE:-}" ]; then
+  echo "== calibration (docs/figures/measure.sh: tables here, CSV in docs/data)"
+  docs/figures/measure.sh build 2>&1 | tee "$logs/calibration.txt"
+  cp docs/data/* "$logs/" 2>/dev/null
+fi
+
+if [ -z "${COURSE_SKIP_SANITIZER:-}" ] && command -v compute-sanitizer >/dev/null 2>&1; then
+  echo "== compute-sanitizer (ctest's COURSE_SANITIZER mode) on the references' correctness tests, small shapes"
+  for tool in memcheck racecheck; do
+    COURSE_SANITIZER=$tool ctest --test-dir build -L '^solution$' -LE perf -j 4 \
+      -R 'Cols33|M17K33|N1025$|N4099$|N1000Streams3Chunks7|N4097$|Technique' >"$logs/sanitizer-$tool.log" 2>&1
+    echo "   $tool: exit $? ($(grep -E "tests passed|tests failed" "$logs/sanitizer-$tool.log"))"
   done
 fi
-
-if [ -n "${COURSE_SKIP_THRESHOLDS:-}" ]; then
-  echo "== threshold check skipped (COURSE_SKIP_THRESHOLDS)"
-  exit $(( test_status != 0 ))
-fi
-echo "== threshold check"
-tools/check-thresholds.sh "$top/build-variants" 2>&1 | tee "$logs/thresholds.txt"
-threshold_status=${PIPESTATUS[0]}
-exit $(( test_status != 0 || threshold_status != 0 ))
+exit $(( test_status != 0 || fixture_status != 0 ))

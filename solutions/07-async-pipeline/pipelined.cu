@@ -9,7 +9,7 @@ namespace {
 
 // Six stages keep 24 KiB in flight per SM, enough to cover DRAM latency at full bandwidth
 // with a single block per SM (see the README's table).
-// (tools/threshold-variants builds this file with fewer stages to check the thresholds.)
+// (tools/fixtures builds this file with fewer stages to check the thresholds.)
 #ifndef REFERENCE_PIPELINE_STAGES
 #define REFERENCE_PIPELINE_STAGES 6
 #endif

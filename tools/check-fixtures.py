@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Checks that every fixture submission of tools/fixtures gets the verdict its fixture.txt expects.
+
+A fixture is a submission built from the reference solution with some files replaced: wrong,
+cheating, too slow, not compiling, or legitimately different. Its fixture.txt says:
+
+    class: wrong | cheating | threshold | technique | build | legitimate
+    filter: <GoogleTest filter of the tests it runs>
+    expect-fail: <regular expression on Suite.Case> :: <text the failure output must contain>
+
+Every test that matches an expect-fail line must fail with that text; every other test must
+pass (a fixture with no expect-fail line must pass everything). A test skipped here (no GPU)
+leaves its expectation unchecked, and says so.
+
+Usage: tools/check-fixtures.py [--build DIR] [--junit FILE] [--report FILE.md]
+  Configures nothing: run `cmake --preset default -DCOURSE_FIXTURES=ON` and build first.
+  Without --junit it runs `ctest -L fixture` itself (perf tests stay RUN_SERIAL).
+"""
+import argparse
+import pathlib
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+TOP = pathlib.Path(__file__).resolve().parent.parent
+
+
+def read_fixtures():
+    fixtures = {}
+    for spec in sorted((TOP / "tools" / "fixtures").glob("*/*/fixture.txt")):
+        chapter, name = spec.parent.parent.name, spec.parent.name
+        entry = {"chapter": chapter, "name": name, "class": "?", "expect": [], "about": ""}
+        for line in spec.read_text().splitlines():
+            if line.startswith("#") and not entry["about"]:
+                entry["about"] = line.lstrip("# ").strip()
+            elif line.startswith("class:"):
+                entry["class"] = line.split(":", 1)[1].strip()
+            elif line.startswith("expect-fail:"):
+                pattern, _, text = line.split(":", 1)[1].partition("::")
+                entry["expect"].append((re.compile(pattern.strip()), text.strip()))
+        fixtures[(name, chapter)] = entry
+    return fixtures
+
+
+def read_results(junit):
+    results = {}
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        name = case.get("name", "")
+        if not name.startswith("fixture."):
+            continue
+        status = case.get("status", "")
+        outcome = {"run": "passed", "fail": "failed"}.get(status, "skipped")
+        output = "".join(node.text or "" for node in case.iter("system-out"))
+        results[name] = (outcome, output)
+    return results
+
+
+def first_problem_line(output):
+    """The most telling line of a failure's output, for the table."""
+    for line in output.splitlines():
+        line = line.strip()
+        if any(key in line for key in ("did not compile", "wrote ", "timed calls", "outside the stream",
+                                       "more than this GPU", "% is needed", "bytes of shared memory",
+                                       "no LDGSTS", "library kernels", "only the CUDA runtime", "copy read",
+                                       "another stream", "should be exactly", "should carry", "without cudaMemcpy",
+                                       "differ", "not page-locked", "expected one", "each thread should")):
+            return line[:160]
+    return ""
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", default=str(TOP / "build"))
+    parser.add_argument("--junit")
+    parser.add_argument("--report")
+    args = parser.parse_args()
+    junit = args.junit
+    if not junit:
+        junit = str(pathlib.Path(args.build) / "fixtures-report.xml")
+        subprocess.run(["ctest", "--test-dir", args.build, "-L", "^fixture$", "-j", "4", "--output-junit", junit],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    fixtures = read_fixtures()
+    results = read_results(junit)
+
+    rows, mismatches, unchecked = [], 0, 0
+    for (name, chapter), fixture in fixtures.items():
+        prefix = f"fixture.{name}.{chapter}."
+        mine = {test[len(prefix):]: result for test, result in results.items() if test.startswith(prefix)}
+        problems, got, messages, skipped_expectations = [], [], [], 0
+        if not mine:
+            problems.append("no test of this fixture ran (is the build configured with -DCOURSE_FIXTURES=ON?)")
+        for test, (outcome, output) in sorted(mine.items()):
+            expectation = next(((p, t) for p, t in fixture["expect"] if p.search(test)), None)
+            if outcome == "failed":
+                got.append(test)
+                line = first_problem_line(output)
+                if line:
+                    messages.append(line)
+            if expectation is None:
+                if outcome == "failed":
+                    problems.append(f"{test} failed, but should pass")
+                continue
+            if outcome == "skipped":
+                skipped_expectations += 1
+            elif outcome == "passed":
+                problems.append(f"{test} passed, but should fail with '{expectation[1]}'")
+            elif expectation[1] not in output:
+                problems.append(f"{test} failed without '{expectation[1]}' in its output")
+        for pattern, text in fixture["expect"]:
+            if not any(pattern.search(test) for test in mine):
+                problems.append(f"no test matches the expectation '{pattern.pattern}'")
+        expected = "pass" if not fixture["expect"] else f"fail {len(fixture['expect'])} rule(s)"
+        if problems:
+            verdict = "MISMATCH"
+            mismatches += 1
+        elif skipped_expectations:
+            verdict = f"ok ({skipped_expectations} expectation(s) unchecked: skipped here)"
+            unchecked += 1
+        else:
+            verdict = "ok"
+        outcome = "passed all" if not got else f"failed {len(got)}: " + ", ".join(got[:3]) + (" ..." if len(got) > 3 else "")
+        rows.append((f"{chapter}/{name}", fixture["class"], expected, outcome, verdict,
+                     messages[0] if messages else "", problems))
+
+    lines = ["| fixture | class | expected | got | verdict | message |", "| --- | --- | --- | --- | --- | --- |"]
+    for fixture, klass, expected, outcome, verdict, message, _ in rows:
+        lines.append(f"| {fixture} | {klass} | {expected} | {outcome} | {verdict} | {message.replace('|', '/')} |")
+    report = "\n".join(lines)
+    print(report)
+    for fixture, *_, problems in rows:
+        for problem in problems:
+            print(f"MISMATCH {fixture}: {problem}")
+    print(f"\ncheck-fixtures: {len(rows)} fixtures, {mismatches} mismatched, {unchecked} with expectations "
+          f"unchecked here (their tests need a GPU)")
+    if args.report:
+        pathlib.Path(args.report).write_text(report + "\n")
+    return 1 if mismatches else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
