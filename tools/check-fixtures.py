@@ -77,7 +77,7 @@ def main():
     args = parser.parse_args()
     junit = args.junit
     if not junit:
-        junit = str(pathlib.Path(args.build) / "fixtures-report.xml")
+        junit = str(pathlib.Path(args.build).resolve() / "fixtures-report.xml")  # ctest reads it relative to the build
         subprocess.run(["ctest", "--test-dir", args.build, "-L", "^fixture$", "-j", "4", "--output-junit", junit],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     fixtures = read_fixtures()
