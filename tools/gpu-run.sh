@@ -35,11 +35,16 @@ cmake -D BUILD_DIR=build -D JUNIT_IN=build/test-report.xml -P cmake/grade.cmake 
   sed -n '/^Performance/,/^Result/p' | tee "$logs/test-summary.txt"
 python3 tools/check-test-properties.py build | tee "$logs/test-properties.txt"
 
-cmake --workflow --preset grade >"$logs/grade.log" 2>&1
-echo "== grade workflow (exit $?; the untouched starters are expected to fail)"
-sed -n '/==== Grade summary/,/^Reports:/p' "$logs/grade.log"
-cp build/grade-report.md build/grade-report.xml build/test-report.xml "$logs/" 2>/dev/null
+if [ -z "${COURSE_SKIP_GRADE:-}" ]; then
+  cmake --workflow --preset grade >"$logs/grade.log" 2>&1
+  echo "== grade workflow (exit $?; the untouched starters are expected to fail)"
+  sed -n '/==== Grade summary/,/^Reports:/p' "$logs/grade.log"
+  cp build/grade-report.md build/grade-report.xml "$logs/" 2>/dev/null
+fi
+cp build/test-report.xml "$logs/" 2>/dev/null
 
+fixture_status=0
+if [ -z "${COURSE_SKIP_FIXTURES:-}" ]; then
 echo "== fixtures"
 start=$(date +%s)
 python3 tools/check-fixtures.py --build build --report "$logs/fixtures.md" >"$logs/fixtures.txt" 2>&1
@@ -47,6 +52,7 @@ fixture_status=$?
 cat "$logs/fixtures.txt"
 echo "(fixtures: $(( $(date +%s) - start )) s)"
 cp build/fixtures-report.xml "$logs/" 2>/dev/null
+fi
 
 if [ -n "${COURSE_CALIBRATE:-}" ]; then
   echo "== calibration (docs/figures/measure.sh: tables here, CSV in docs/data)"
