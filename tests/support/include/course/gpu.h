@@ -55,7 +55,8 @@ std::string device_line();
 double measure_copy_peak_gbps();
 
 /// Host-to-device cudaMemcpy bandwidth from pinned memory in GB/s (bytes transferred),
-/// measured once per process on 256 MiB: the peak of the host link for transfer thresholds.
+/// measured once per process on 256 MiB, the fastest of 20 copies: the peak of the host link
+/// for transfer thresholds.
 double measure_pinned_h2d_peak_gbps();
 
 }  // namespace course
