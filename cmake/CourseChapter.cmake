@@ -59,15 +59,16 @@ function(course_isolate_student_build library executable status_dir)
     CUDA_LINKER_LAUNCHER "bash;${launcher};link;${status_dir}")
 endfunction()
 
-# <prefix>.LinkTechnique.UsesNoLibraryButTheCudaRuntime: what `library` calls (CPU only).
-function(course_add_link_check library prefix)
+# <prefix>.LinkTechnique.UsesNoLibraryButTheCudaRuntime: what `library` calls (CPU only);
+# it fails when the build launchers reported a failed build in `status_dir`.
+function(course_add_link_check library prefix status_dir)
   set(name "${prefix}.LinkTechnique.UsesNoLibraryButTheCudaRuntime")
   string(REPLACE "." ";" parts "${prefix}")
   list(GET parts 0 role)
   list(GET parts -1 chapter)
   add_test(NAME "${name}"
            COMMAND "${CMAKE_COMMAND}" -D "LIBRARY=$<TARGET_FILE:${library}>" -D "NM=${CMAKE_NM}"
-                   -P "${PROJECT_SOURCE_DIR}/cmake/CourseCheckLinks.cmake")
+                   -D "STATUS_DIR=${status_dir}" -P "${PROJECT_SOURCE_DIR}/cmake/CourseCheckLinks.cmake")
   if(role STREQUAL "fixture")
     set(role_label fixture)
   else()
@@ -130,7 +131,7 @@ function(course_add_fixtures chapter id solution_dir given_sources)
     string(REGEX REPLACE "^filter: *" "" filter "${filter_line}")
     set(extra_test_filter "${filter}")
     course_add_test_executable(${exe} "fixture.${name}" ${chapter} "${status_dir}")
-    course_add_link_check(${library} "fixture.${name}.${chapter}")
+    course_add_link_check(${library} "fixture.${name}.${chapter}" "${status_dir}")
   endforeach()
 endfunction()
 
@@ -191,7 +192,7 @@ function(course_add_chapter chapter)
       course_isolate_student_build(${id}_student ${exe} "${status_dir}")
     endif()
     course_add_test_executable(${exe} ${role} ${chapter} "${status_dir}")
-    course_add_link_check(${id}_${role} "${role}.${chapter}")
+    course_add_link_check(${id}_${role} "${role}.${chapter}" "${status_dir}")
     set_property(GLOBAL APPEND PROPERTY COURSE_TEST_TARGETS ${exe})
   endforeach()
 

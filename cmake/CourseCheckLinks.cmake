@@ -3,8 +3,17 @@
 # not the driver API, and it may not load code at run time (dlopen). Reads the library's
 # undefined symbols with nm: what the code calls, whatever its source says.
 #
-#   cmake -D LIBRARY=<lib.a> -D NM=<nm> -P cmake/CourseCheckLinks.cmake
+#   cmake -D LIBRARY=<lib.a> -D NM=<nm> [-D STATUS_DIR=<dir>] -P cmake/CourseCheckLinks.cmake
+#
+# STATUS_DIR is where the build launchers report student code that did not build: then there
+# is nothing to check, and the test fails rather than pass on an empty library.
 cmake_minimum_required(VERSION 3.25)
+if(STATUS_DIR)
+  file(GLOB build_failures "${STATUS_DIR}/*.log")
+  if(build_failures)
+    message(FATAL_ERROR "The exercise code did not build (see the Build.Compiles test), so its calls were not checked.")
+  endif()
+endif()
 execute_process(COMMAND "${NM}" --undefined-only --no-sort "${LIBRARY}"
                 OUTPUT_VARIABLE listing RESULT_VARIABLE result ERROR_VARIABLE errors)
 if(NOT result EQUAL 0)
