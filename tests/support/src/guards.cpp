@@ -79,6 +79,27 @@ void guard_register(void* base, std::size_t data_bytes, std::size_t element_byte
   registry()[base] = std::move(b);
 }
 
+void* guarded_allocate(std::size_t data_bytes, std::size_t element_bytes, bool on_device, const std::string& name) {
+  if (data_bytes == 0) return nullptr;
+  void* base = nullptr;
+  if (on_device)
+    CUDA_CHECK(cudaMalloc(&base, data_bytes + 2 * kGuardBytes));
+  else
+    CUDA_CHECK(cudaMallocHost(&base, data_bytes + 2 * kGuardBytes));
+  guard_register(base, data_bytes, element_bytes, on_device, name);
+  return static_cast<unsigned char*>(base) + kGuardBytes;
+}
+
+void guarded_free(void* data, bool on_device) noexcept {
+  if (data == nullptr) return;
+  void* base = static_cast<unsigned char*>(data) - kGuardBytes;
+  guard_unregister(base);
+  if (on_device)
+    cudaFree(base);
+  else
+    cudaFreeHost(base);
+}
+
 void guard_unregister(void* base) {
   std::lock_guard<std::mutex> lock(registry_mutex);
   registry().erase(base);

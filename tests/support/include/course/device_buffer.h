@@ -21,13 +21,8 @@ class DeviceBuffer {
  public:
   DeviceBuffer() = default;
   /// Allocates `count` elements (uninitialised); `name` is what messages call it.
-  explicit DeviceBuffer(std::size_t count, const std::string& name = "a device buffer") : count_(count) {
-    if (count_ == 0) return;
-    void* base = nullptr;
-    CUDA_CHECK(cudaMalloc(&base, bytes() + 2 * kGuardBytes));
-    data_ = reinterpret_cast<T*>(static_cast<unsigned char*>(base) + kGuardBytes);
-    guard_register(base, bytes(), sizeof(T), true, name);
-  }
+  explicit DeviceBuffer(std::size_t count, const std::string& name = "a device buffer")
+      : data_(static_cast<T*>(guarded_allocate(count * sizeof(T), sizeof(T), true, name))), count_(count) {}
   /// Allocates and uploads `host`.
   explicit DeviceBuffer(const std::vector<T>& host, const std::string& name = "a device buffer")
       : DeviceBuffer(host.size(), name) {
@@ -42,14 +37,10 @@ class DeviceBuffer {
     swap(other);
     return *this;
   }
-  ~DeviceBuffer() {
-    if (data_ == nullptr) return;
-    guard_unregister(base());
-    cudaFree(base());  // never throw from a destructor
-  }
+  ~DeviceBuffer() { guarded_free(data_, true); }
   /// Names the buffer in messages ("out", "C").
   DeviceBuffer& named(const std::string& name) {
-    if (data_ != nullptr) guard_rename(base(), name);
+    if (data_ != nullptr) guard_rename(reinterpret_cast<unsigned char*>(data_) - kGuardBytes, name);
     return *this;
   }
 
@@ -81,7 +72,6 @@ class DeviceBuffer {
   }
 
  private:
-  void* base() const { return reinterpret_cast<unsigned char*>(data_) - kGuardBytes; }
   void swap(DeviceBuffer& other) noexcept {
     std::swap(data_, other.data_);
     std::swap(count_, other.count_);
@@ -96,13 +86,8 @@ template <class T>
 class PinnedHostBuffer {
  public:
   /// Allocates `count` pinned elements (uninitialised); `name` is what messages call it.
-  explicit PinnedHostBuffer(std::size_t count, const std::string& name = "a pinned host buffer") : count_(count) {
-    if (count_ == 0) return;
-    void* base = nullptr;
-    CUDA_CHECK(cudaMallocHost(&base, bytes() + 2 * kGuardBytes));
-    data_ = reinterpret_cast<T*>(static_cast<unsigned char*>(base) + kGuardBytes);
-    guard_register(base, bytes(), sizeof(T), false, name);
-  }
+  explicit PinnedHostBuffer(std::size_t count, const std::string& name = "a pinned host buffer")
+      : data_(static_cast<T*>(guarded_allocate(count * sizeof(T), sizeof(T), false, name))), count_(count) {}
   PinnedHostBuffer(const PinnedHostBuffer&) = delete;
   PinnedHostBuffer& operator=(const PinnedHostBuffer&) = delete;
   /// Takes over `other`'s memory.
@@ -112,12 +97,7 @@ class PinnedHostBuffer {
     swap(other);
     return *this;
   }
-  ~PinnedHostBuffer() {
-    if (data_ == nullptr) return;
-    void* base = reinterpret_cast<unsigned char*>(data_) - kGuardBytes;
-    guard_unregister(base);
-    cudaFreeHost(base);
-  }
+  ~PinnedHostBuffer() { guarded_free(data_, false); }
   T* data() { return data_; }                               ///< Host pointer.
   const T* data() const { return data_; }                   ///< Host pointer.
   std::size_t size() const { return count_; }               ///< Number of elements.

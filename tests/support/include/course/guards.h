@@ -18,6 +18,12 @@ constexpr std::size_t kGuardBytes = std::size_t{1} << 20;
 /// What a guard zone holds: not the 0xFF poison of unwritten outputs, and not a plausible value.
 constexpr unsigned char kGuardByte = 0xC3;
 
+/// Allocates `data_bytes` (cudaMalloc on the device, else cudaMallocHost) between two guard
+/// zones and registers them; returns the data's address (nullptr for 0 bytes).
+void* guarded_allocate(std::size_t data_bytes, std::size_t element_bytes, bool on_device, const std::string& name);
+/// Unregisters and frees what guarded_allocate returned (never throws; nullptr is ignored).
+void guarded_free(void* data, bool on_device) noexcept;
+
 /// Registers the buffer whose data (data_bytes) starts kGuardBytes into the allocation at
 /// `base`, and fills its guard zones. `element_bytes` is the size of one element (messages
 /// count elements); `on_device` says whether base is device or host memory.
