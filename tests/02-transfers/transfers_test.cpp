@@ -96,12 +96,20 @@ TEST(UploadTechnique, OneCopyFromPinnedMemoryOnTheGivenStream) {
   const size_t bytes = size_t{8} << 20;
   PinnedBuffer source(bytes);
   ASSERT_NE(source.data(), nullptr) << "PinnedBuffer's data() is null (TODO(1))";
+  std::memset(source.data(), 0x27, bytes);
   course::DeviceBuffer<unsigned char> destination(bytes, "device_destination");
+  destination.poison();
   course::Stream stream;
   const auto ran = course::record_activity_on(stream.get(), [&] {
     upload(source, destination.data(), bytes, stream);
   });
   CUDA_CHECK_LAUNCH("upload");  // after the recording: its guard checks copy
+  const auto landed = destination.download();
+  ASSERT_TRUE(course::result_is_right_first(
+      std::all_of(landed.begin(), landed.end(), [](unsigned char b) { return b == 0x27; })
+          ? ::testing::AssertionSuccess()
+          : ::testing::AssertionFailure() << "the destination does not hold the source's bytes (TODO(3))",
+      "upload"));
   std::uint64_t copied = 0;
   for (const auto& copy : ran.copies) {
     EXPECT_EQ(copy.kind, "HtoD") << ran.summary();
@@ -235,6 +243,7 @@ TEST(ProcessStagedTechnique, ChunksGoRoundTheGivenStreams) {
   const auto input = course::random_floats(n, course::test_seed());
   course::PinnedHostBuffer<float> host_in(n, "host_in"), host_out(n, "host_out");
   std::memcpy(host_in.data(), input.data(), n * sizeof(float));
+  std::memset(host_out.data(), 0xFF, n * sizeof(float));  // poison
   course::DeviceBuffer<float> device_in(n, "device_in"), device_out(n, "device_out");
   course::DeviceBuffer<unsigned char> markers(64, "markers");
   Streams streams(stream_count);
@@ -248,6 +257,9 @@ TEST(ProcessStagedTechnique, ChunksGoRoundTheGivenStreams) {
                    stream_count, chunk_count);
   });
   CUDA_CHECK_LAUNCH("process_staged");  // after the recording: its guard checks copy
+  ASSERT_TRUE(course::result_is_right_first(
+      course::all_close(light_kernel_on_cpu(input), std::vector<float>(host_out.data(), host_out.data() + n), {0, 0}),
+      "process_staged"));
   std::set<uint32_t> given, used;
   for (const auto& m : ran.memsets)
     if (m.bytes <= 4u * stream_count) given.insert(m.stream_id);

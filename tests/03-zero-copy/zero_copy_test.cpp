@@ -117,6 +117,8 @@ TEST(ScaleFromHostTechnique, OwnKernelReadsMappedMemoryWithoutCopies) {
     scale_from_host(mapped.device(), out.data(), n, stream);
   });
   CUDA_CHECK_LAUNCH("scale_from_host");  // after the recording: its guard checks copy
+  ASSERT_TRUE(course::result_is_right_first(course::all_close(scale_on_cpu(input), out.download(), {0, 0}),
+                                            "scale_from_host"));
   EXPECT_TRUE(course::launches_only_own_kernels(ran, "scale_from_host"));
   EXPECT_TRUE(course::enqueues_no_copies(ran, "scale_from_host"))
       << "zero-copy means the kernel reads host memory over the bus: no staging copy to the device.";

@@ -90,14 +90,17 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AatTiled, ::testing::ValuesIn(kAatShapes), aat_
 
 // ---------------------------------------------------------------- technique
 
-// Records one call of `function` on random operands (A is M x K, B is K x N).
+// Records one call of `function` on random operands (A is M x K, B is K x N), after which its
+// result must match the CPU's: a technique is judged only on code that works.
 course::Activity record_gemm(MatmulFunction function, const char* name, int M, int N, int K) {
-  course::DeviceBuffer<float> A(course::random_floats(static_cast<size_t>(M) * K, course::test_seed()), "A");
-  course::DeviceBuffer<float> B(course::random_floats(static_cast<size_t>(K) * N, course::test_seed() + 1), "B");
-  course::DeviceBuffer<float> C(static_cast<size_t>(M) * N, "C");
+  const auto a = course::random_floats(static_cast<size_t>(M) * K, course::test_seed());
+  const auto b = course::random_floats(static_cast<size_t>(K) * N, course::test_seed() + 1);
+  course::DeviceBuffer<float> A(a, "A"), B(b, "B"), C(static_cast<size_t>(M) * N, "C");
   course::Stream stream;
   const auto ran = course::record_activity_on(stream.get(), [&] { function(A.data(), B.data(), C.data(), M, N, K, stream); });
   CUDA_CHECK_LAUNCH(name);  // after the recording: its guard checks copy
+  EXPECT_TRUE(course::result_is_right_first(
+      course::all_close(matmul_reference::matmul_cpu(a, b, M, N, K), C.download(), dot_product_tolerance(K)), name));
   return ran;
 }
 
@@ -108,6 +111,7 @@ constexpr int kTwoTilesBytes = 2 * kMatmulTile * kMatmulTile * sizeof(float);
 TEST(MatmulTiledTechnique, OwnKernelWithSharedTilesOfAAndB) {
   COURSE_REQUIRE_ACTIVITY();
   const auto ran = record_gemm(matmul_tiled, "matmul_tiled", 300, 200, 500);
+  if (HasFailure()) return;
   EXPECT_TRUE(course::launches_only_own_kernels(ran, "matmul_tiled"));
   EXPECT_TRUE(course::enqueues_no_copies(ran, "matmul_tiled"));
   EXPECT_TRUE(course::stays_on_given_stream(ran, "matmul_tiled"));
@@ -119,13 +123,16 @@ TEST(MatmulTiledTechnique, OwnKernelWithSharedTilesOfAAndB) {
 TEST(AatTiledTechnique, OwnKernelWithSharedTilesOfBothOperands) {
   COURSE_REQUIRE_ACTIVITY();
   const int M = 300, K = 500;
-  course::DeviceBuffer<float> A(course::random_floats(static_cast<size_t>(M) * K, course::test_seed()), "A");
+  const auto a = course::random_floats(static_cast<size_t>(M) * K, course::test_seed());
+  course::DeviceBuffer<float> A(a, "A");
   course::DeviceBuffer<float> C(static_cast<size_t>(M) * M, "C");
   course::Stream stream;
   const auto ran = course::record_activity_on(stream.get(), [&] {
     aat_tiled(A.data(), C.data(), M, K, stream);
   });
   CUDA_CHECK_LAUNCH("aat_tiled");  // after the recording: its guard checks copy
+  ASSERT_TRUE(course::result_is_right_first(
+      course::all_close(matmul_reference::aat_cpu(a, M, K), C.download(), dot_product_tolerance(K)), "aat_tiled"));
   EXPECT_TRUE(course::launches_only_own_kernels(ran, "aat_tiled"));
   EXPECT_TRUE(course::enqueues_no_copies(ran, "aat_tiled"));
   EXPECT_TRUE(course::stays_on_given_stream(ran, "aat_tiled"));
@@ -140,6 +147,7 @@ TEST(MatmulRegisterTiledStretchTechnique, SeveralOutputsPerThreadFromSharedTiles
   COURSE_REQUIRE_ACTIVITY();
   const int M = 1024, N = 1024, K = 256;
   const auto ran = record_gemm(matmul_register_tiled, "matmul_register_tiled", M, N, K);
+  if (HasFailure()) return;
   EXPECT_TRUE(course::launches_only_own_kernels(ran, "matmul_register_tiled"));
   EXPECT_TRUE(course::enqueues_no_copies(ran, "matmul_register_tiled"));
   EXPECT_TRUE(course::stays_on_given_stream(ran, "matmul_register_tiled"));

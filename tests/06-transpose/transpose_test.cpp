@@ -59,13 +59,16 @@ INSTANTIATE_TEST_SUITE_P(Shapes, TransposeTiled, ::testing::ValuesIn(kShapes), s
 TEST(TransposeTiledTechnique, OwnKernelWithASharedTileOnTheGivenStream) {
   COURSE_REQUIRE_ACTIVITY();
   const int rows = 1000, cols = 3000;
-  course::DeviceBuffer<float> in(course::random_floats(static_cast<size_t>(rows) * cols, course::test_seed()), "in");
+  const auto input = course::random_floats(static_cast<size_t>(rows) * cols, course::test_seed());
+  course::DeviceBuffer<float> in(input, "in");
   course::DeviceBuffer<float> out(static_cast<size_t>(rows) * cols, "out");
   course::Stream stream;
   const auto ran = course::record_activity_on(stream.get(), [&] {
     transpose_tiled(in.data(), out.data(), rows, cols, stream);
   });
   CUDA_CHECK_LAUNCH("transpose_tiled");  // after the recording: its guard checks copy
+  ASSERT_TRUE(course::result_is_right_first(
+      course::all_close(transpose_on_cpu(input, rows, cols), out.download(), {0, 0}), "transpose_tiled"));
   EXPECT_TRUE(course::launches_only_own_kernels(ran, "transpose_tiled"));
   EXPECT_TRUE(course::enqueues_no_copies(ran, "transpose_tiled"));
   EXPECT_TRUE(course::stays_on_given_stream(ran, "transpose_tiled"));

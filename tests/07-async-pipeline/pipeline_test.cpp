@@ -73,12 +73,15 @@ TEST(MirrorTilesPipelinedTechnique, KernelCopiesAsynchronouslyIntoSharedMemory) 
 TEST(MirrorTilesPipelinedTechnique, KernelStagesSeveralTilesInSharedMemory) {
   COURSE_REQUIRE_ACTIVITY();
   const size_t n = (size_t{1} << 20) + 4093;
-  course::DeviceBuffer<float> in(course::random_floats(n, course::test_seed()), "in"), out(n, "out");
+  const auto input = course::random_floats(n, course::test_seed());
+  course::DeviceBuffer<float> in(input, "in"), out(n, "out");
   course::Stream stream;
   const auto ran = course::record_activity_on(stream.get(), [&] {
     mirror_tiles_pipelined(in.data(), out.data(), n, stream);
   });
   CUDA_CHECK_LAUNCH("mirror_tiles_pipelined");  // after the recording: its guard checks copy
+  ASSERT_TRUE(course::result_is_right_first(course::all_close(mirror_tiles_cpu(input), out.download(), {0, 0}),
+                                            "mirror_tiles_pipelined"));
   EXPECT_TRUE(course::launches_only_own_kernels(ran, "mirror_tiles_pipelined"));
   EXPECT_TRUE(course::enqueues_no_copies(ran, "mirror_tiles_pipelined"));
   EXPECT_TRUE(course::stays_on_given_stream(ran, "mirror_tiles_pipelined"));

@@ -14,6 +14,12 @@ namespace {
 }
 }  // namespace
 
+::testing::AssertionResult result_is_right_first(const ::testing::AssertionResult& correct, const std::string& what) {
+  if (correct) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << what << " gives a wrong result here, so its technique was not checked: make "
+                                       << "its correctness tests pass first.\n" << correct.message();
+}
+
 ::testing::AssertionResult launches_only_own_kernels(const Activity& activity, const std::string& what) {
   if (activity.kernels.empty()) return broken(what, "launched no kernel: the exercise is a kernel of your own.", activity);
   for (const auto& k : activity.kernels) {

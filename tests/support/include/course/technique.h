@@ -12,6 +12,10 @@
 
 namespace course {
 
+/// A technique is judged only on code that works: passes when `correct` does, else fails with
+/// "<what> gives a wrong result here, so its technique was not checked" and the comparison.
+::testing::AssertionResult result_is_right_first(const ::testing::AssertionResult& correct, const std::string& what);
+
 /// At least one kernel ran, and every kernel is the program's own (no cuBLAS, CUB, Thrust...).
 ::testing::AssertionResult launches_only_own_kernels(const Activity& activity, const std::string& what);
 
