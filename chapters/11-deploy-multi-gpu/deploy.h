@@ -26,6 +26,8 @@ void heavy_kernel(const float* device_in, float* device_out, size_t n, int itera
 /// pinned. Each device gets its own stream, memory and copies, and all devices work at the
 /// same time. Returns when host_out is complete, with every allocation and stream released
 /// and the caller's current device restored. Returns the first CUDA error, or cudaSuccess.
+/// Rules, checked from what runs (MultiGpuTechnique, two GPUs): kernels and copies run on every
+/// device of the list.
 cudaError_t compute_on_devices(const float* host_in, float* host_out, size_t n, int iterations, const int* devices,
                                int device_count);
 
@@ -37,5 +39,6 @@ bool enable_peer_access(int a, int b);
 /// Exercise 2 (peer.cu): copies n floats from `src` on device `src_device` to `dst` on
 /// device `dst_device`, asynchronously on `stream` (cudaMemcpyPeerAsync). With peer access
 /// enabled, the copy goes directly over NVLink or PCIe instead of through host memory.
+/// Rule (PeerAccessTechnique, two GPUs): a device-to-device copy, nothing through host memory.
 void copy_between_devices(float* dst, int dst_device, const float* src, int src_device, size_t n,
                           cudaStream_t stream);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -178,6 +179,68 @@ TEST(PeerAccess, CopiesBetweenTwoDevices) {
   CUDA_CHECK(cudaSetDevice(1));
   EXPECT_TRUE(course::all_close(input, destination.download(), {0, 0})) << "copy_between_devices (TODO(5))";
   CUDA_CHECK(cudaSetDevice(0));
+}
+
+// The contract's rules, from what ran: every device of the list computes its part (kernels on
+// each device id) and moves its own part (copies on each device), at the same time.
+TEST(MultiGpuTechnique, EveryDeviceComputesAndCopiesItsPart) {
+  COURSE_REQUIRE_ACTIVITY();
+  if (!have_two_gpus()) GTEST_SKIP() << "needs two GPUs; this machine shows " << visible_device_count();
+  const size_t n = (size_t{1} << 20) + 3;
+  const int iterations = 64;
+  const auto input = course::random_floats(n, course::test_seed());
+  course::PinnedHostBuffer<float> host_in(n, "host_in"), host_out(n, "host_out");
+  std::memcpy(host_in.data(), input.data(), n * sizeof(float));
+  std::memset(host_out.data(), 0xFF, n * sizeof(float));
+  const int devices[] = {0, 1};
+  cudaError_t status = cudaSuccess;
+  const auto ran = course::record_activity([&] { status = compute_on_devices(host_in.data(), host_out.data(), n, iterations, devices, 2); });
+  ASSERT_EQ(status, cudaSuccess) << "compute_on_devices returned " << cudaGetErrorName(status);
+  ASSERT_TRUE(course::result_is_right_first(
+      course::all_close(heavy_on_cpu(input, iterations), std::vector<float>(host_out.data(), host_out.data() + n), {0, 0}),
+      "compute_on_devices"));
+  std::set<uint32_t> computing, copying;
+  for (const auto& k : ran.kernels) computing.insert(k.device_id);
+  for (const auto& c : ran.copies) copying.insert(c.device_id);
+  EXPECT_EQ(computing.size(), 2u) << "kernels ran on " << computing.size()
+                                  << " device(s): each device of the list computes its own part (TODO(2)).\n"
+                                  << ran.summary();
+  EXPECT_EQ(copying.size(), 2u) << "copies ran on " << copying.size()
+                                << " device(s): each device uploads and downloads its own part (TODO(2)).\n"
+                                << ran.summary();
+}
+
+// With peer access, the copy goes directly from device to device (one peer copy), not through
+// host memory (a download and an upload).
+TEST(PeerAccessTechnique, CopyGoesDirectlyBetweenDevices) {
+  COURSE_REQUIRE_ACTIVITY();
+  if (!have_two_gpus()) GTEST_SKIP() << "needs two GPUs; this machine shows " << visible_device_count();
+  int can_access = 0;
+  CUDA_CHECK(cudaDeviceCanAccessPeer(&can_access, 0, 1));
+  if (!can_access) GTEST_SKIP() << "devices 0 and 1 cannot access each other's memory here";
+  const size_t n = 1000003;
+  const auto input = course::random_floats(n, course::test_seed());
+  CUDA_CHECK(cudaSetDevice(0));
+  course::DeviceBuffer<float> source(input, "src");
+  CUDA_CHECK(cudaSetDevice(1));
+  course::DeviceBuffer<float> destination(n, "dst");
+  destination.poison();
+  CUDA_CHECK(cudaSetDevice(0));
+  ASSERT_TRUE(enable_peer_access(0, 1)) << "enable_peer_access(0, 1) should succeed here (TODO(4))";
+  course::Stream stream;
+  const auto ran = course::record_activity([&] { copy_between_devices(destination.data(), 1, source.data(), 0, n, stream); });
+  CUDA_CHECK_LAUNCH("copy_between_devices");
+  CUDA_CHECK(cudaSetDevice(1));
+  ASSERT_TRUE(course::result_is_right_first(course::all_close(input, destination.download(), {0, 0}), "copy_between_devices"));
+  CUDA_CHECK(cudaSetDevice(0));
+  int peer = 0, through_host = 0;
+  for (const auto& c : ran.copies) {
+    if (c.kind == "PtoP" || (c.kind == "DtoD" && c.bytes == n * sizeof(float))) ++peer;
+    if (c.kind == "DtoH" || c.kind == "HtoD") ++through_host;
+  }
+  EXPECT_GE(peer, 1) << "no device-to-device copy ran: use cudaMemcpyPeerAsync (TODO(5)).\n" << ran.summary();
+  EXPECT_EQ(through_host, 0) << "the copy went through host memory: with peer access on, it should not (TODO(5)).\n"
+                             << ran.summary();
 }
 
 // ---------------------------------------------------------------- performance (two GPUs)
