@@ -2,6 +2,7 @@
 // the reference. The FatBinary tests need no GPU: they run in CI too.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -250,7 +251,7 @@ TEST(PeerAccessTechnique, CopyGoesDirectlyBetweenDevices) {
 constexpr double kTwoGpuSpeedup = 1.7;
 
 TEST(MultiGpuPerf, TwoGpusAtLeast1_7xOne) {
-  COURSE_REQUIRE_GPU();
+  COURSE_REQUIRE_TIMING();
   if (!have_two_gpus()) GTEST_SKIP() << "needs two GPUs; this machine shows " << visible_device_count();
   // 2^22 elements x 2^16 dependent steps: ~2.7e11 multiply-adds, some 8 ms on an H200, against
   // 0.6 ms of transfers: compute-bound.
@@ -269,6 +270,10 @@ TEST(MultiGpuPerf, TwoGpusAtLeast1_7xOne) {
   ASSERT_TRUE(course::all_close(expected, std::vector<float>(host_out.data(), host_out.data() + 4096), {0, 0}))
       << "compute_on_devices is wrong, so it was not timed";
   const auto t1 = course::time_on_host([&] { run(one, 1); }, 1, 5);
+  // Fresh input and a poisoned output: the timed two-GPU calls must compute everything again.
+  const auto fresh = course::random_floats(n, course::test_seed() + 1);
+  std::memcpy(host_in.data(), fresh.data(), n * sizeof(float));
+  std::memset(host_out.data(), 0xFF, n * sizeof(float));
   const auto t2 = course::time_on_host([&] { run(two, 2); }, 1, 5);
   const double work = static_cast<double>(n) * iterations;
   course::PerfCheck perf{"compute_on_devices over GPUs 0 and 1", work / (t2.median_ms * 1e6), "Gstep/s",
@@ -276,6 +281,16 @@ TEST(MultiGpuPerf, TwoGpusAtLeast1_7xOne) {
                          "both devices must work at the same time: enqueue every device's copies and kernel "
                          "before synchronising any of them, each on its own stream, from pinned host memory.",
                          t2};
+  // Every element written, and the first and last 4096 (one from each GPU's half) exact.
+  const std::vector<float> timed(host_out.data(), host_out.data() + n);
+  const bool all_written = std::none_of(timed.begin(), timed.end(), [](float v) { return course::is_poison(v); });
+  const auto head = course::all_close(heavy_on_cpu(std::vector<float>(fresh.begin(), fresh.begin() + 4096), iterations),
+                                      std::vector<float>(timed.begin(), timed.begin() + 4096), {0, 0});
+  const auto tail = course::all_close(heavy_on_cpu(std::vector<float>(fresh.end() - 4096, fresh.end()), iterations),
+                                      std::vector<float>(timed.end() - 4096, timed.end()), {0, 0});
+  perf.verify_timed_output(!all_written ? ::testing::AssertionFailure() << "some elements were never written"
+                           : !head     ? head
+                                       : tail);
   EXPECT_TRUE(course::meets_ratio(perf));
 }
 
@@ -284,23 +299,24 @@ TEST(MultiGpuPerf, TwoGpusAtLeast1_7xOne) {
 constexpr double kPeerSpeedup = 5.0;
 
 TEST(PeerAccessPerf, AtLeast5xWithoutPeerAccess) {
-  COURSE_REQUIRE_GPU();
+  COURSE_REQUIRE_TIMING();
   if (!have_two_gpus()) GTEST_SKIP() << "needs two GPUs; this machine shows " << visible_device_count();
   int can_access = 0;
   CUDA_CHECK(cudaDeviceCanAccessPeer(&can_access, 0, 1));
   if (!can_access) GTEST_SKIP() << "GPUs 0 and 1 cannot access each other's memory (cudaDeviceCanAccessPeer = 0)";
   const size_t n = size_t{1} << 26;
+  const auto input = course::random_floats(n, course::test_seed());
   CUDA_CHECK(cudaSetDevice(0));
-  course::DeviceBuffer<float> source(n);
-  CUDA_CHECK(cudaMemset(source.data(), 0, n * sizeof(float)));
+  course::DeviceBuffer<float> source(input, "src");
   CUDA_CHECK(cudaSetDevice(1));
-  course::DeviceBuffer<float> destination(n);
+  course::DeviceBuffer<float> destination(n, "dst");
   CUDA_CHECK(cudaSetDevice(0));
   course::Stream stream;
   // The baseline first, before anything enables peer access in this process.
   const auto staged = course::time_on_stream(
       [&](cudaStream_t s) { CUDA_CHECK(cudaMemcpyPeerAsync(destination.data(), 1, source.data(), 0, n * 4, s)); }, stream, 2, 10);
   ASSERT_TRUE(enable_peer_access(0, 1)) << "enable_peer_access(0, 1) failed although the devices allow it (TODO(4))";
+  destination.poison();  // the timed copies must fill it again
   const auto direct = course::time_on_stream(
       [&](cudaStream_t s) { copy_between_devices(destination.data(), 1, source.data(), 0, n, s); }, stream, 2, 10);
   const double gigabytes = n * 4 / 1e9;
@@ -309,6 +325,7 @@ TEST(PeerAccessPerf, AtLeast5xWithoutPeerAccess) {
                          "without peer access the driver stages the copy through host memory: enable access in both "
                          "directions with cudaDeviceEnablePeerAccess, from each device in turn.",
                          direct};
+  perf.verify_timed_output(course::all_close(input, destination.download(), {0, 0}));
   EXPECT_TRUE(course::meets_ratio(perf));
 }
 
