@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""CI check of tools/grade-submission (no GPU needed).
+
+Builds a submission that answers chapter 11's fat-binary exercise and also tampers with what a
+student may not change: a test file replaced by one that always passes, the top-level
+CMakeLists.txt, the presets, the points file, and COURSE_PERF_SCALE in the environment. Grades
+it as a folder, a .tar.gz and a .zip, and checks: the same score each way; the tampering had no
+effect (no test of the student's own, chapter 11's fat-binary tests graded from the real test
+file, the instructor's points); results.json has Gradescope's shape.
+Usage: tests/grading/check_grade_submission.py [work-dir]
+"""
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+
+COURSE = pathlib.Path(__file__).resolve().parent.parent.parent
+
+
+def make_submission(root):
+    shutil.copytree(COURSE / "chapters", root / "chapters")
+    (root / "chapters/11-deploy-multi-gpu/architectures.cmake").write_text(
+        'set(CHAPTER_CUDA_ARCHITECTURES "80-real;90")  # the answer to TODO(1)\n')
+    tests = root / "tests/11-deploy-multi-gpu"
+    tests.mkdir(parents=True)
+    (tests / "deploy_test.cpp").write_text("#include <gtest/gtest.h>\nTEST(Tampered, AlwaysPasses) {}\n")
+    (root / "CMakeLists.txt").write_text('message(FATAL_ERROR "a submission cannot replace the build")\n')
+    (root / "CMakePresets.json").write_text("{}\n")
+    (root / "grading").mkdir()
+    (root / "grading/points.json").write_text('{"default": {"correctness": 1000}}\n')
+
+
+def check_gradescope_shape(results):
+    problems = []
+    if not isinstance(results.get("score"), (int, float)):
+        problems.append("score is not a number")
+    if not isinstance(results.get("tests"), list) or not results["tests"]:
+        problems.append("tests is not a non-empty list")
+    for test in results.get("tests", []):
+        for key, kind in (("name", str), ("score", (int, float)), ("max_score", (int, float)), ("output", str)):
+            if not isinstance(test.get(key), kind):
+                problems.append(f"test {test.get('name')}: {key} is not {kind}")
+        if test.get("status") not in ("passed", "failed"):
+            problems.append(f"test {test.get('name')}: status {test.get('status')!r}")
+    return problems
+
+
+def grade(submission, outdir):
+    env = dict(os.environ, COURSE_PERF_SCALE="0.01")  # the student's wish; the instructor's run ignores it
+    result = subprocess.run([str(COURSE / "tools/grade-submission"), str(submission), "-o", str(outdir)], env=env,
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        print(result.stdout[-3000:], result.stderr[-3000:])
+        raise SystemExit(f"grade-submission failed on {submission}")
+    return json.loads((outdir / "results.json").read_text())
+
+
+def main():
+    work = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else tempfile.mkdtemp(prefix="grading-check-"))
+    root = work / "submission" / "cuda-course"
+    if root.exists():
+        shutil.rmtree(root)
+    make_submission(root)
+    with tarfile.open(work / "submission.tar.gz", "w:gz") as archive:
+        archive.add(root, arcname="cuda-course")
+    with zipfile.ZipFile(work / "submission.zip", "w") as archive:
+        for path in root.rglob("*"):
+            archive.write(path, path.relative_to(root.parent))
+
+    scores, problems = {}, []
+    for form, path in (("folder", root), ("tar.gz", work / "submission.tar.gz"), ("zip", work / "submission.zip")):
+        results = grade(path, work / f"out-{form.replace('.', '-')}")
+        scores[form] = results["score"]
+        problems += [f"{form}: {p}" for p in check_gradescope_shape(results)]
+        names = {t["name"] for t in results["tests"]}
+        if any("Tampered" in n for n in names):
+            problems.append(f"{form}: the submission's own test file was compiled")
+        for name in ("11-deploy-multi-gpu.FatBinary.CompiledForComputeCapabilities80And90",
+                     "11-deploy-multi-gpu.FatBinary.EmbedsSassFor80And90AndPtxFor90"):
+            test = next((t for t in results["tests"] if t["name"] == name), None)
+            if test is None or test["status"] != "passed" or test["max_score"] != 1:
+                problems.append(f"{form}: {name} not graded from the course's tests with the course's points: {test}")
+        if any(t["max_score"] >= 1000 for t in results["tests"]):
+            problems.append(f"{form}: the submission's points file was used")
+    if len(set(scores.values())) != 1:
+        problems.append(f"the three forms scored differently: {scores}")
+    for problem in problems:
+        print("FAIL:", problem)
+    if problems:
+        return 1
+    print(f"check-grade-submission: folder, tar.gz and zip all scored {scores['folder']}; edited tests, CMake files, "
+          f"presets, points and COURSE_PERF_SCALE had no effect; results.json has Gradescope's shape")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
