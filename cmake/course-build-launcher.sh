@@ -17,24 +17,38 @@ mode=$1 status_dir=$2
 shift 2
 mkdir -p "$status_dir"
 
-if [ "$mode" = compile ]; then
-  empty=$1
+# The argument that follows `flag` in the command line "$@".
+argument_after() {
+  local flag=$1 previous=""
   shift
-  # The source is the argument after -c; the object the one after -o.
-  source="" args=("$@")
-  for ((i = 0; i < ${#args[@]}; i++)); do
-    [ "${args[$i]}" = -c ] && source=${args[$((i + 1))]:-}
+  for argument in "$@"; do
+    [ "$previous" = "$flag" ] && { printf '%s' "$argument"; return; }
+    previous=$argument
   done
-  log="$status_dir/$(basename "$source").log"
-  output=$("$@" 2>&1)
-  status=$?
-  [ -n "$output" ] && printf '%s\n' "$output" >&2
+}
+
+# Runs the command, passing its messages on; on success forgets `log` and exits 0, on failure
+# keeps its messages in `log` and returns.
+run_or_record() {
+  local log=$1 messages
+  shift
+  messages=$("$@" 2>&1)
+  local status=$?
+  [ -n "$messages" ] && printf '%s\n' "$messages" >&2
   if [ $status -eq 0 ]; then
     rm -f "$log"
     exit 0
   fi
-  printf '%s\n' "$output" >"$log"
+  printf '%s\n' "$messages" >"$log"
+}
+
+if [ "$mode" = compile ]; then
+  empty=$1
+  shift
+  source=$(argument_after -c "$@")
+  run_or_record "$status_dir/$(basename "$source").log" "$@"
   echo "course: $source did not compile; its chapter's tests will report it (the other chapters still build)" >&2
+  args=("$@")
   for ((i = 0; i < ${#args[@]}; i++)); do
     [ "${args[$i]}" = "$source" ] && args[$i]=$empty
   done
@@ -42,21 +56,11 @@ if [ "$mode" = compile ]; then
 fi
 
 # link
-output="" args=("$@")
-for ((i = 0; i < ${#args[@]}; i++)); do
-  [ "${args[$i]}" = -o ] && output=${args[$((i + 1))]:-}
-done
+output=$(argument_after -o "$@")
 log="$status_dir/link.log"
 compile_logs=$(find "$status_dir" -name '*.log' ! -name link.log | sort)
 if [ -z "$compile_logs" ]; then
-  link_output=$("$@" 2>&1)
-  status=$?
-  [ -n "$link_output" ] && printf '%s\n' "$link_output" >&2
-  if [ $status -eq 0 ]; then
-    rm -f "$log"
-    exit 0
-  fi
-  printf '%s\n' "$link_output" >"$log"
+  run_or_record "$log" "$@"
   echo "course: $output did not link; its chapter's tests will report it (the other chapters still build)" >&2
   what="did not link (a function of the contract is missing or has another signature?)"
   errors=$(grep -E "undefined reference|multiple definition|error" "$log" | head -n 15)

@@ -1,7 +1,5 @@
 // Tests of chapter 11 (fat binaries; several GPUs). Built once, linked against the starter and
 // the reference. The FatBinary tests need no GPU: they run in CI too.
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
