@@ -31,7 +31,7 @@ for run in $(seq 1 "$runs"); do
 done
 grep -E "\(Skipped\)" "$logs/test-1.log" | head -10
 # The same results as a summary with every perf measurement of the references.
-cmake -D BUILD_DIR=build -D JUNIT_IN=build/test-report.xml -P cmake/grade.cmake 2>&1 |
+python3 tools/grade-report --build build --junit-in build/test-report.xml 2>&1 |
   sed -n '/^Performance/,/^Result/p' | tee "$logs/test-summary.txt"
 python3 tools/check-test-properties.py build | tee "$logs/test-properties.txt"
 

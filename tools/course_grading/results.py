@@ -1,0 +1,316 @@
+"""ctest's results, read once and reported every way the course needs.
+
+A test's name is <role>.<chapter>.<Suite>.<Case>[.<variant>]. Its kind, from its labels (set by
+cmake/CourseTestList.cmake) or else from its suite name: build (Build.*), rule (LinkTechnique),
+perf, technique, correctness; stretch tests are optional (bonus points).
+"""
+import csv
+import json
+import re
+import subprocess
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+
+
+@dataclass
+class TestResult:
+    name: str
+    outcome: str  # passed | failed | skipped
+    output: str = ""
+    seconds: float = 0.0
+    reason: str = ""  # why it failed or was skipped, in one line
+    labels: list = field(default_factory=list)
+    timeout: float = 0.0
+
+    @property
+    def parts(self):
+        return self.name.split(".")
+
+    @property
+    def role(self):
+        return self.parts[0]
+
+    @property
+    def chapter(self):
+        parts = self.parts
+        return parts[1] if len(parts) > 1 else ""
+
+    @property
+    def suite(self):
+        parts = self.parts
+        return parts[2] if len(parts) > 2 else ""
+
+    @property
+    def stretch(self):
+        return "stretch" in self.labels or "Stretch" in self.suite
+
+    @property
+    def kind(self):
+        if self.suite == "Build":
+            return "build"
+        if self.suite == "LinkTechnique":
+            return "rule"  # met by any code that calls only the CUDA runtime, the untouched starter too
+        if "perf" in self.labels or "Perf" in self.suite:
+            return "perf"
+        if "Technique" in self.suite:
+            return "technique"
+        return "correctness"
+
+
+def test_properties(build_dir, ctest="ctest", env=None, prefix=(), cwd=None):
+    """{test name: (labels, timeout)} from `ctest --show-only=json-v1` (empty when ctest fails).
+    `prefix` runs ctest in the sandbox: listing the tests runs the test executables."""
+    try:
+        listing = subprocess.run([*prefix, ctest, "--test-dir", str(build_dir), "--show-only=json-v1"], capture_output=True,
+                                 text=True, env=env, cwd=cwd, timeout=600)
+        tests = json.loads(listing.stdout).get("tests", [])
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return {}
+    found = {}
+    for test in tests:
+        props = {p["name"]: p["value"] for p in test.get("properties", [])}
+        found[test["name"]] = (list(props.get("LABELS", [])), float(props.get("TIMEOUT", 0) or 0))
+    return found
+
+
+def _skip_reason(output):
+    match = re.search(r": Skipped\n(.*)", output)
+    if match and match.group(1).strip():
+        return match.group(1).strip()
+    for line in output.splitlines():
+        if "no CUDA device" in line or "needs two GPUs" in line:
+            return line.replace("[  COURSE  ]", "").strip()
+    return "the test did not run here"
+
+
+def _failure_reason(name, message, output, seconds, timeout):
+    if name.endswith(".Build.ListsItsTests"):
+        return ("Did not start: the chapter's test program crashed, hung or stopped before main while listing its "
+                "tests, so none of them ran (code that runs when the program starts: a global object's "
+                "constructor?)")
+    if message and message not in ("Failed",):
+        return message  # ctest's own word: Timeout, SEGFAULT, Subprocess aborted, ...
+    if timeout and seconds >= 0.95 * timeout:
+        return (f"Timeout: still running after its {timeout:g} s limit (a kernel or a loop that never ends?); "
+                f"the process was killed")
+    started = "[ RUN      ]" in output  # a GoogleTest case began ...
+    finished = "[  FAILED  ]" in output or "[       OK ]" in output or "Failure" in output  # ... and reported
+    if started and not finished:
+        return "Crashed: the test process ended before GoogleTest could report (a crash, abort or signal)"
+    return "Failed"
+
+
+def read_junit(path, properties=None):
+    """The tests of a ctest JUnit report (ctest --output-junit), with labels and timeouts joined
+    from `properties` ({name: (labels, timeout)}) when given."""
+    properties = properties or {}
+    results = []
+    for case in ET.parse(path).getroot().iter("testcase"):
+        name = case.get("name", "")
+        output = "".join(node.text or "" for node in case.iter("system-out"))
+        seconds = float(case.get("time", 0) or 0)
+        labels, timeout = properties.get(name, ([], 0.0))
+        status = case.get("status", "")
+        failure = case.find("failure")
+        if status == "run":
+            outcome, reason = "passed", ""
+        elif status == "fail" or failure is not None:
+            message = failure.get("message", "") if failure is not None else ""
+            outcome, reason = "failed", _failure_reason(name, message, output, seconds, timeout)
+        else:
+            outcome, reason = "skipped", _skip_reason(output)
+        results.append(TestResult(name, outcome, output, seconds, reason, labels, timeout))
+    return results
+
+
+def gist(output, lines=3):
+    """What a failure says, in a few lines: GoogleTest's first failure without its boilerplate,
+    else compute-sanitizer's findings, else the end of the output."""
+    kept = []
+    at = output.find(": Failure\n")
+    if at >= 0:
+        text = output[at + len(": Failure\n"):at + 6000]
+        text = re.split(r"\n\[  [A-Z ]+\]", text)[0]
+        text = re.sub(r"\nGoogle Test trace:.*", "", text, flags=re.S)
+        operands_to_skip = 0
+        for line in text.splitlines():
+            line = line.strip()
+            if line == "Expected equality of these values:":
+                operands_to_skip = 2  # the two operands (each maybe with "Which is:"); the message follows
+                continue
+            if line.startswith("Which is:"):
+                continue
+            if operands_to_skip:
+                operands_to_skip -= 1
+                continue
+            if not line or line in ("Expected: true", "Failed") or line.startswith("Value of:"):
+                continue
+            line = re.sub(r"^Actual: false \((.*)\)$", r"\1", line)
+            line = re.sub(r"^Actual: false \(", "", line)
+            kept.append(line)
+    if not kept:
+        kept = [line for line in re.findall(r"========= [^\n]*", output)
+                if re.match(r"========= (Invalid|Race|Uninitialized|Barrier|Program hit|Error:|[0-9]+ errors|ERROR)",
+                            line)]
+    if not kept:
+        tail = [line.strip() for line in output.splitlines() if line.strip() and not line.startswith("[")]
+        kept = tail[-lines:]
+    return kept[:lines]
+
+
+def perf_line(output):
+    match = re.search(r"\[  PERF    \] ([^\n]*)", output)
+    return match.group(1) if match else ""
+
+
+# ---------------------------------------------------------------- the grade workflow's summary
+
+def summary(results, label, reports):
+    """The grade workflow's summary (printed and saved as Markdown). Returns (text, passed):
+    passed is False when a required (non-stretch) test failed or no test ran."""
+    chapters = {}
+    perf, skips, failures = [], [], []
+    required_failed = False
+    for r in results:
+        row = chapters.setdefault(r.chapter, {"passed": 0, "failed": 0, "skipped": 0, "stretch": 0, "stretch_of": 0})
+        if r.stretch:
+            row["stretch_of"] += 1
+            row["stretch"] += r.outcome == "passed"
+        else:
+            row[r.outcome] += 1
+            required_failed |= r.outcome == "failed"
+        if r.outcome == "skipped" and r.reason not in skips:
+            skips.append(r.reason)
+        line = perf_line(r.output)
+        if line:
+            perf.append(f"  {r.outcome.upper()}: {line}")
+        if r.outcome == "failed":
+            kind = "stretch, optional" if r.stretch else "required"
+            failures.append(f"  {r.name} ({r.reason}, {kind})")
+            failures += [f"        {line}" for line in gist(r.output)]
+    out = ["", f"==================== Grade summary ({label} tests) ====================",
+           "| chapter | passed | failed | skipped | stretch passed |", "| --- | ---: | ---: | ---: | ---: |"]
+    for chapter, row in chapters.items():
+        out.append(f"| {chapter} | {row['passed']} | {row['failed']} | {row['skipped']} | "
+                   f"{row['stretch']} / {row['stretch_of']} |")
+    if perf:
+        out += ["", "Performance (ratios are to a baseline measured in the same process):", *perf]
+    if skips:
+        out += ["", "Skipped tests, because:", *[f"  {s}" for s in skips]]
+    if failures:
+        out += ["", "Failed tests (full output above; rerun one with ctest --preset student -R <name>):", *failures]
+    if not results:
+        out += ["", "No test ran."]
+        required_failed = True
+    if required_failed:
+        out += ["", "Result: NOT PASSED (a required test failed)"]
+    elif all(r.outcome == "skipped" for r in results):
+        out += ["", "Result: NOT GRADED (every test was skipped; grading needs a GPU)"]
+    else:
+        out += ["", "Result: PASSED (every required test that ran passed; skipped tests need a GPU)"]
+    out.append("Reports: " + ", ".join(str(r) for r in reports))
+    return "\n".join(out) + "\n", not required_failed
+
+
+# ---------------------------------------------------------------- points
+
+def score(results, points):
+    """Points for the student tests of the chapters that count (grading/points.json)."""
+    default = points.get("default", {})
+    chapters = points.get("chapters", {})
+    bonus = points.get("stretch_bonus", 0)
+    graded = []
+    for r in results:
+        if r.role != "student" or len(r.parts) < 4:
+            continue
+        rules = chapters.get(r.chapter)
+        if rules is None or not rules.get("counts", True):
+            continue
+        value = bonus if r.stretch else rules.get(r.kind, default.get(r.kind, 1))
+        entry = {"name": r.name[len("student."):], "chapter": r.chapter, "kind": r.kind, "stretch": r.stretch,
+                 "outcome": "not graded" if r.outcome == "skipped" else r.outcome, "seconds": r.seconds}
+        if r.outcome == "skipped":
+            entry.update(score=0, max_score=0, output="NOT GRADED: " + r.reason)
+        else:
+            passed = r.outcome == "passed"
+            entry.update(score=value if passed else 0, max_score=0 if r.stretch else value)
+            text = perf_line(r.output)
+            text = (text + "\n") if text else ""
+            if not passed:
+                text += "\n".join([r.reason, *gist(r.output, lines=12)])
+            entry["output"] = text
+        graded.append(entry)
+    # A broken rule (another GPU library, the driver API, dlopen) voids its chapter's points.
+    if points.get("rule_failure_voids_chapter", True):
+        voided = {t["chapter"] for t in graded if t["kind"] == "rule" and t["outcome"] == "failed"}
+        for t in graded:
+            if t["chapter"] in voided and t["score"]:
+                t["score"] = 0
+                t["output"] = "VOID: this chapter's code breaks a rule (see LinkTechnique).\n" + t["output"]
+    return graded
+
+
+def chapter_totals(graded):
+    totals = {}
+    for t in graded:
+        row = totals.setdefault(t["chapter"], {"score": 0, "max": 0, "passed": 0, "failed": 0, "not graded": 0})
+        row["score"] += t["score"]
+        row["max"] += t["max_score"]
+        row[t["outcome"]] += 1
+    return totals
+
+
+def gradescope_results(graded, notes):
+    """Gradescope's autograder results (https://gradescope-autograders.readthedocs.io, 'Output format')."""
+    return {
+        "score": sum(t["score"] for t in graded),
+        "output": "\n".join(notes),
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": [{"name": t["name"], "score": t["score"], "max_score": t["max_score"],
+                   "status": "passed" if t["outcome"] == "passed" else "failed", "output": t["output"],
+                   "tags": [t["chapter"], t["kind"]] + (["stretch"] if t["stretch"] else [])
+                   + (["not graded"] if t["outcome"] == "not graded" else []),
+                   "visibility": "visible"} for t in graded],
+    }
+
+
+def markdown_report(graded, notes):
+    total = sum(t["score"] for t in graded)
+    maximum = sum(t["max_score"] for t in graded)
+    md = ["# Grade", "", *notes, "", "| chapter | score | of | passed | failed | not graded |",
+          "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    for chapter, row in sorted(chapter_totals(graded).items()):
+        md.append(f"| {chapter} | {row['score']} | {row['max']} | {row['passed']} | {row['failed']} | "
+                  f"{row['not graded']} |")
+    md.append(f"| **total** | **{total}** | **{maximum}** | | | |")
+    failures = [f"- `{t['name']}`: " + " / ".join(line for line in t["output"].splitlines()[:3] if line)
+                for t in graded if t["outcome"] == "failed"]
+    return "\n".join([*md, "", "## Failed tests", "", *(failures or ["none"])]) + "\n"
+
+
+def write_junit(results, path):
+    """A JUnit report of the graded tests, whatever ctest runs they came from."""
+    suite = ET.Element("testsuite", name="course", tests=str(len(results)),
+                       failures=str(sum(r.outcome == "failed" for r in results)),
+                       skipped=str(sum(r.outcome == "skipped" for r in results)))
+    for r in results:
+        case = ET.SubElement(suite, "testcase", name=r.name, classname=r.name, time=f"{r.seconds:.3f}",
+                             status={"passed": "run", "failed": "fail"}.get(r.outcome, "notrun"))
+        if r.outcome == "failed":
+            ET.SubElement(case, "failure", message=r.reason)
+        elif r.outcome == "skipped":
+            ET.SubElement(case, "skipped", message=r.reason)
+        ET.SubElement(case, "system-out").text = r.output
+    ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)
+
+
+def write_class_csv(rows, chapters, path):
+    """class.csv: one row per student (scores only, so that two gradings of one class compare
+    equal), one column per chapter, the total and the most a student could score."""
+    with open(path, "w", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(["student", *chapters, "total", "max", "status"])
+        for row in rows:
+            writer.writerow([row["student"], *[row["chapters"].get(c, "") for c in chapters], row.get("total", ""),
+                             row.get("max", ""), row.get("status", "")])
