@@ -16,6 +16,8 @@
 #   *Perf*        label perf (else correctness); runs alone (RUN_SERIAL): it times the GPU
 #   *DeviceWide*  runs alone: it measures something of the whole device (free memory)
 #   *Stretch*     label stretch: optional for students
+#   *MultiGpu*, *PeerAccess*   label multi-gpu: needs (or may use) every GPU of the machine;
+#                 tools/grade-submission runs these apart when it pins a grading to one GPU
 #
 # Properties are set with one set_tests_properties call per property value, so that a list
 # value (LABELS) reaches ctest as a list whatever the CMake version.
@@ -56,12 +58,12 @@ execute_process(
   OUTPUT_VARIABLE _course_listing
   ERROR_VARIABLE _course_listing_error
   RESULT_VARIABLE _course_listing_result
-  TIMEOUT 60)
+  TIMEOUT 20)
 if(NOT _course_listing_result EQUAL 0)
   set(_course_name "${_course_prefix}.Build.ListsItsTests")
   add_test("${_course_name}" "${COURSE_TL_EXE}" --gtest_list_tests)
   set_tests_properties("${_course_name}" PROPERTIES LABELS "${_course_common_labels};correctness")
-  set_tests_properties("${_course_name}" PROPERTIES TIMEOUT 60)
+  set_tests_properties("${_course_name}" PROPERTIES TIMEOUT 20)
   return()
 endif()
 
@@ -107,6 +109,9 @@ foreach(_course_line IN LISTS _course_lines)
   endif()
   if(_course_suite MATCHES "Stretch")
     list(APPEND _course_labels stretch)
+  endif()
+  if(_course_suite MATCHES "MultiGpu|PeerAccess")
+    list(APPEND _course_labels multi-gpu)
   endif()
   set(_course_environment ${COURSE_TL_ENVIRONMENT})
   if(_course_sanitizer)

@@ -44,6 +44,13 @@ def problems_of(test):
         found.append("a device-wide measurement without RUN_SERIAL")
     if ("Stretch" in name) != ("stretch" in labels):
         found.append("the stretch label does not match the name")
+    # A test that uses several GPUs, or picks its own with CUDA_VISIBLE_DEVICES, must say so:
+    # grade-submission runs it apart from the tests it pins to one GPU.
+    environment = " ".join(props.get("ENVIRONMENT", []))
+    suite = parts[3] if role == "fixture" else parts[2]
+    wants_gpus = any(word in suite for word in ("MultiGpu", "PeerAccess")) or "CUDA_VISIBLE_DEVICES" in environment
+    if wants_gpus != ("multi-gpu" in labels):
+        found.append("the multi-gpu label does not match what the test uses (its suite or CUDA_VISIBLE_DEVICES)")
     return found
 
 

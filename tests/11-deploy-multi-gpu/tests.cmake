@@ -5,7 +5,7 @@ foreach(role IN LISTS roles)
   add_test(NAME "${name}" COMMAND ${role}_${id}_tests --gtest_filter=MultiGpu.UsesOnlyVisibleDevices)
   set_tests_properties("${name}" PROPERTIES
     ENVIRONMENT "CUDA_VISIBLE_DEVICES=1;CUDA_DISABLE_PTX_JIT=1"
-    LABELS "${role};${chapter};correctness"
+    LABELS "${role};${chapter};correctness;multi-gpu"
     SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]"
     TIMEOUT ${COURSE_CORRECTNESS_TIMEOUT})
 endforeach()
