@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""Grades the class fixtures (tools/fixtures/class) and checks every verdict.
+
+    tests/grading/check_grade_class.py [--work DIR] [--slurm] [--all] [--timeouts 15,30]
+
+Grades a class with tools/grade-class on this machine (one worker per GPU, or without a GPU),
+and with --slurm once more through Slurm (sbatch must work here: tests/grading/start-slurm.sh
+starts a single-node cluster), and checks that the two class.csv files are the same. Without a
+GPU the class holds the submissions marked "ci" in expected.json (their verdicts need no GPU);
+with one, or with --all, every submission. Then checks each submission's expected verdicts, that
+no file was written outside the grading folders, and that the sandbox is what stops the two
+that try: graded unconfined, one reads the reference solution and the other leaves files behind.
+Exit status 0 when every verdict is the expected one.
+"""
+import argparse
+import csv
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+COURSE = pathlib.Path(__file__).resolve().parent.parent.parent
+FIXTURES = COURSE / "tools" / "fixtures" / "class"
+ESCAPES = [pathlib.Path(p) for p in ("/tmp/course-grading-escape.txt", "/var/tmp/course-grading-escape.txt",
+                                     "/root/course-grading-escape.txt")]
+
+
+def has_gpu():
+    try:
+        return subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=60).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def escapes_under(*roots):
+    found = [p for p in ESCAPES if p.exists()]
+    for root in roots:
+        found += list(pathlib.Path(root).rglob("course-grading-escape-*.txt"))
+    return found
+
+
+def remove_escapes(*roots):
+    for path in escapes_under(*roots):
+        path.unlink()
+
+
+def judge(student, results, expectations, gpu):
+    problems = []
+    tests = results["tests"]
+    for rule in expectations:
+        pattern = re.compile(rule["tests"])
+        matched = [t for t in tests if pattern.search(t["name"])]
+        if rule["status"] == "absent":
+            if matched:
+                problems.append(f"{student}: {rule['tests']} should not be there, found {matched[0]['name']}")
+            continue
+        if not matched:
+            problems.append(f"{student}: no test matches {rule['tests']}")
+            continue
+        for test in matched:
+            not_graded = test["output"].startswith("NOT GRADED")
+            if rule.get("needs") == "gpu" and not gpu:
+                if not not_graded:
+                    problems.append(f"{student}: {test['name']} should be NOT GRADED without a GPU: {test['output'][:200]}")
+                continue
+            status = "not graded" if not_graded else test["status"]
+            if status != rule["status"]:
+                problems.append(f"{student}: {test['name']} {status}, expected {rule['status']}: {test['output'][:300]}")
+            elif rule.get("output") and not re.search(rule["output"], test["output"]):
+                problems.append(f"{student}: {test['name']} says {test['output'][:300]!r}, expected /{rule['output']}/")
+    return problems
+
+
+def grade_class(class_dir, outdir, options, slurm=False):
+    command = [str(COURSE / "tools" / "grade-class"), str(class_dir), "-o", str(outdir), *options]
+    if slurm:
+        command += ["--slurm", "--wait", "--gres", "gpu:1", "--cpus-per-task", "1"]
+    started = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True)
+    print(done.stdout, end="")
+    if done.returncode != 0:
+        print(done.stderr[-3000:], file=sys.stderr)
+    return done.returncode, time.monotonic() - started
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--work")
+    parser.add_argument("--slurm", action="store_true")
+    parser.add_argument("--all", action="store_true")
+    parser.add_argument("--timeouts", default="15,30")
+    args = parser.parse_args()
+    work = pathlib.Path(args.work or tempfile.mkdtemp(prefix="class-check-")).resolve()
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    gpu = has_gpu()
+    expected = {k: v for k, v in json.loads((FIXTURES / "expected.json").read_text()).items() if not k.startswith("_")}
+    chosen = sorted(s for s, e in expected.items() if gpu or args.all or e.get("ci"))
+    class_dir = work / "class"
+    class_dir.mkdir()
+    for student in chosen:
+        shutil.copytree(FIXTURES / "submissions" / student, class_dir / student)
+    options = ["--points", str(FIXTURES / "points.json"), "--timeouts", args.timeouts]
+    if not gpu:
+        options += ["--gpus", "none", "--workers", "2"]
+    remove_escapes(work)
+
+    problems = []
+    status, seconds = grade_class(class_dir, work / "graded", options)
+    if status != 0:
+        problems.append(f"grade-class exited with {status}")
+    print(f"check-grade-class: {len(chosen)} submissions graded in {seconds:.0f} s "
+          f"({'with' if gpu else 'without'} a GPU)")
+    if args.slurm:
+        status, seconds = grade_class(class_dir, work / "graded-slurm", options, slurm=True)
+        if status != 0:
+            problems.append(f"grade-class --slurm exited with {status}")
+        print(f"check-grade-class: the same class through Slurm in {seconds:.0f} s")
+        here = (work / "graded" / "class.csv").read_text() if (work / "graded" / "class.csv").exists() else "?"
+        there = (work / "graded-slurm" / "class.csv").read_text() if (work / "graded-slurm" / "class.csv").exists() else "-"
+        if here != there:
+            problems.append(f"class.csv differs between this machine and Slurm:\n{here}\n---\n{there}")
+
+    rows = list(csv.DictReader(open(work / "graded" / "class.csv"))) if (work / "graded" / "class.csv").exists() else []
+    if [r["student"] for r in rows] != chosen:
+        problems.append(f"class.csv rows {[r['student'] for r in rows]} are not the class {chosen}")
+    for student in chosen:
+        results_file = work / "graded" / student / "results.json"
+        if not results_file.exists():
+            problems.append(f"{student}: no results.json")
+            continue
+        problems += judge(student, json.loads(results_file.read_text()), expected[student]["expect"], gpu)
+    left = escapes_under(work)
+    if left:
+        problems.append(f"files written outside the grading folders: {', '.join(map(str, left))}")
+
+    # The checks above can fail: without the sandbox, the same submissions read the reference
+    # solution and leave files behind.
+    for student in [s for s in chosen if expected[s].get("unconfined") or expected[s].get("no_escape")]:
+        outdir = work / "unconfined" / student
+        subprocess.run([str(COURSE / "tools" / "grade-submission"), str(class_dir / student), "-o", str(outdir),
+                        "--no-sandbox", "--chapters", "06-transpose", "--timeouts", args.timeouts,
+                        "--work", str(work / "unconfined-work" / student)], capture_output=True)
+        if expected[student].get("unconfined"):
+            results = json.loads((outdir / "results.json").read_text()) if (outdir / "results.json").exists() else {"tests": []}
+            found = judge(student + " (unconfined)", results, expected[student]["unconfined"], gpu)
+            if found:
+                problems.append(f"{student}: graded without the sandbox it should get caught, but: {'; '.join(found)}")
+        if expected[student].get("no_escape"):
+            if not escapes_under(work):
+                problems.append(f"{student}: graded without the sandbox it should leave files behind, and left none")
+            remove_escapes(work)
+
+    for problem in problems:
+        print("FAIL:", problem)
+    if problems:
+        return 1
+    print(f"check-grade-class: every verdict as expected for {', '.join(chosen)}; nothing written outside the grading "
+          f"folders; without the sandbox the same code reads the reference and escapes")
+    print((work / "graded" / "class.csv").read_text(), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
