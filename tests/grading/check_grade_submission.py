@@ -35,25 +35,50 @@ def make_submission(root):
     (root / "grading/points.json").write_text('{"default": {"correctness": 1000}}\n')
 
 
+# Gradescope's autograder output (results.json): the keys it reads, and the values it accepts.
+TOP_KEYS = {"score", "execution_time", "output", "output_format", "test_output_format", "test_name_format",
+            "visibility", "stdout_visibility", "extra_data", "tests", "leaderboard"}
+TEST_KEYS = {"score", "max_score", "status", "name", "name_format", "number", "output", "output_format", "tags",
+             "visibility", "extra_data"}
+VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
+
+
 def check_gradescope_shape(results):
     problems = []
+    if not isinstance(results, dict):
+        return ["results.json is not an object"]
+    problems += [f"unknown top-level key {k!r}" for k in set(results) - TOP_KEYS]
     if not isinstance(results.get("score"), (int, float)):
         problems.append("score is not a number")
+    for key in ("visibility", "stdout_visibility"):
+        if key in results and results[key] not in VISIBILITY:
+            problems.append(f"{key} {results[key]!r}")
     if not isinstance(results.get("tests"), list) or not results["tests"]:
         problems.append("tests is not a non-empty list")
     for test in results.get("tests", []):
+        problems += [f"test {test.get('name')}: unknown key {k!r}" for k in set(test) - TEST_KEYS]
         for key, kind in (("name", str), ("score", (int, float)), ("max_score", (int, float)), ("output", str)):
             if not isinstance(test.get(key), kind):
                 problems.append(f"test {test.get('name')}: {key} is not {kind}")
         if test.get("status") not in ("passed", "failed"):
             problems.append(f"test {test.get('name')}: status {test.get('status')!r}")
+        if "tags" in test and not all(isinstance(t, str) for t in test["tags"]):
+            problems.append(f"test {test.get('name')}: tags are not strings")
+        if test.get("visibility", "visible") not in VISIBILITY:
+            problems.append(f"test {test.get('name')}: visibility {test.get('visibility')!r}")
+        if isinstance(test.get("score"), (int, float)) and isinstance(test.get("max_score"), (int, float)) \
+                and test["score"] > test["max_score"] and "stretch" not in test.get("tags", []):
+            problems.append(f"test {test.get('name')}: score above max_score")
+    if isinstance(results.get("score"), (int, float)) and results.get("tests"):
+        if abs(results["score"] - sum(t.get("score", 0) for t in results["tests"])) > 1e-9:
+            problems.append("score is not the sum of the tests' scores")
     return problems
 
 
-def grade(submission, outdir):
+def grade(submission, outdir, *options):
     env = dict(os.environ, COURSE_PERF_SCALE="0.01")  # the student's wish; the instructor's run ignores it
-    result = subprocess.run([str(COURSE / "tools/grade-submission"), str(submission), "-o", str(outdir)], env=env,
-                            capture_output=True, text=True)
+    result = subprocess.run([str(COURSE / "tools/grade-submission"), str(submission), "-o", str(outdir), *options],
+                            env=env, capture_output=True, text=True)
     if result.returncode != 0:
         print(result.stdout[-3000:], result.stderr[-3000:])
         raise SystemExit(f"grade-submission failed on {submission}")
@@ -74,7 +99,9 @@ def main():
 
     scores, problems = {}, []
     for form, path in (("folder", root), ("tar.gz", work / "submission.tar.gz"), ("zip", work / "submission.zip")):
-        results = grade(path, work / f"out-{form.replace('.', '-')}")
+        # The whole course once; the other forms only the chapter the submission answers.
+        options = [] if form == "folder" else ["--chapters", "11-deploy-multi-gpu"]
+        results = grade(path, work / f"out-{form.replace('.', '-')}", *options)
         scores[form] = results["score"]
         problems += [f"{form}: {p}" for p in check_gradescope_shape(results)]
         names = {t["name"] for t in results["tests"]}
