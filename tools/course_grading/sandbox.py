@@ -1,5 +1,5 @@
 """Runs a command (and everything it starts) in a Landlock sandbox: it may write only in the
-folders it is given (and /dev), and may not read the folders it must not see (the instructor's
+folders it is given (and /dev and /proc, which the GPU driver needs), and may not read the folders it must not see (the instructor's
 checkout with solutions/, other students' work). Landlock is a Linux security module that any
 unprivileged process can apply to itself (kernel 5.13 or newer); nothing is installed for it.
 
@@ -101,7 +101,9 @@ def confine(writable, hidden):
 
     for path in _readable_roots(hidden):
         allow(path, EXECUTE | READ_FILE | READ_DIR)
-    for path in ["/dev", *writable]:
+    # The CUDA driver writes under /proc (cudaErrorOperatingSystem without it). Landlock cannot
+    # carve /proc/sys out of /proc, so grade as an unprivileged user, whom /proc/sys refuses anyway.
+    for path in ["/dev", "/proc", *writable]:
         allow(path, handled)
     if _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
