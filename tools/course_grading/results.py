@@ -88,11 +88,11 @@ def _failure_reason(name, message, output, seconds, timeout):
         return ("Did not start: the chapter's test program crashed, hung or stopped before main while listing its "
                 "tests, so none of them ran (code that runs when the program starts: a global object's "
                 "constructor?)")
-    if message and message not in ("Failed",):
-        return message  # ctest's own word: Timeout, SEGFAULT, Subprocess aborted, ...
-    if timeout and seconds >= 0.95 * timeout:
+    if message.startswith("Timeout") or (timeout and seconds >= 0.95 * timeout):
         return (f"Timeout: still running after its {timeout:g} s limit (a kernel or a loop that never ends?); "
                 f"the process was killed")
+    if message and message != "Failed":  # ctest's own word: SEGFAULT, Subprocess aborted, ...
+        return f"{message}: the test process crashed"
     started = "[ RUN      ]" in output  # a GoogleTest case began ...
     finished = "[  FAILED  ]" in output or "[       OK ]" in output or "Failure" in output  # ... and reported
     if started and not finished:
@@ -153,7 +153,8 @@ def gist(output, lines=3):
                 if re.match(r"========= (Invalid|Race|Uninitialized|Barrier|Program hit|Error:|[0-9]+ errors|ERROR)",
                             line)]
     if not kept:
-        tail = [line.strip() for line in output.splitlines() if line.strip() and not line.startswith("[")]
+        tail = [line.strip() for line in output.splitlines()
+                if line.strip() and not line.startswith(("[", "Note: Google Test filter"))]
         kept = tail[-lines:]
     return kept[:lines]
 
