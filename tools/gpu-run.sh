@@ -2,8 +2,9 @@
 # Everything a maintainer runs on a GPU machine, with logs in one folder: the README's two
 # workflows (the test workflow COURSE_TEST_RUNS times in a row, default 1), the fixture check
 # (every wrong, cheating and legitimate submission of tools/fixtures gets its verdict),
-# compute-sanitizer on the references, and with COURSE_CALIBRATE=1 the calibration programs
-# (tables and CSV for docs/data).
+# compute-sanitizer on the references, with COURSE_CALIBRATE=1 the calibration programs
+# (tables and CSV for docs/data), and with COURSE_GRADE_CLASS=1 the class fixtures graded with
+# tools/grade-class on every GPU here (tests/grading/check_grade_class.py; class.csv kept).
 # Usage: tools/gpu-run.sh [log-dir]   Exit status: non-zero if a reference test or a fixture
 # verdict failed (the grade workflow is expected to fail on untouched starters).
 set -uo pipefail
@@ -68,4 +69,12 @@ if [ -z "${COURSE_SKIP_SANITIZER:-}" ] && command -v compute-sanitizer >/dev/nul
     echo "   $tool: exit $? ($(grep -E "tests passed|tests failed" "$logs/sanitizer-$tool.log"))"
   done
 fi
-exit $(( test_status != 0 || fixture_status != 0 ))
+class_status=0
+if [ -n "${COURSE_GRADE_CLASS:-}" ]; then
+  echo "== class fixtures graded with tools/grade-class (tests/grading/check_grade_class.py)"
+  python3 tests/grading/check_grade_class.py --work "$logs/class" --timeouts 15,40 >"$logs/class.log" 2>&1
+  class_status=$?
+  tail -n 25 "$logs/class.log"
+  cp "$logs/class/graded/class.csv" "$logs/class/graded/class-timing.csv" "$logs/" 2>/dev/null
+fi
+exit $(( test_status != 0 || fixture_status != 0 || class_status != 0 ))
