@@ -53,12 +53,23 @@ set(_course_list_filter "")
 if(COURSE_TL_FILTER)
   set(_course_list_filter "--gtest_filter=${COURSE_TL_FILTER}")
 endif()
-execute_process(
-  COMMAND "${COURSE_TL_EXE}" --gtest_list_tests ${_course_list_filter}
-  OUTPUT_VARIABLE _course_listing
-  ERROR_VARIABLE _course_listing_error
-  RESULT_VARIABLE _course_listing_result
-  TIMEOUT 20)
+# The listing runs the program (its static initialisers too), so it is kept beside the
+# executable and reused until the executable changes: a program that hangs or crashes while
+# starting costs its 20 s once, not at every ctest run.
+set(_course_listing_cache "${COURSE_TL_EXE}.course-listing")
+if(EXISTS "${_course_listing_cache}" AND NOT "${COURSE_TL_EXE}" IS_NEWER_THAN "${_course_listing_cache}")
+  file(READ "${_course_listing_cache}" _course_listing)
+  string(REGEX MATCH "^[^\n]*" _course_listing_result "${_course_listing}")
+  string(REGEX REPLACE "^[^\n]*\n" "" _course_listing "${_course_listing}")
+else()
+  execute_process(
+    COMMAND "${COURSE_TL_EXE}" --gtest_list_tests ${_course_list_filter}
+    OUTPUT_VARIABLE _course_listing
+    ERROR_VARIABLE _course_listing_error
+    RESULT_VARIABLE _course_listing_result
+    TIMEOUT 20)
+  file(WRITE "${_course_listing_cache}" "${_course_listing_result}\n${_course_listing}")
+endif()
 if(NOT _course_listing_result EQUAL 0)
   set(_course_name "${_course_prefix}.Build.ListsItsTests")
   add_test("${_course_name}" "${COURSE_TL_EXE}" --gtest_list_tests)
