@@ -14,7 +14,8 @@
 #
 # Classification, from the GoogleTest suite name:
 #   *Perf*        label perf (else correctness); runs alone (RUN_SERIAL): it times the GPU
-#   *DeviceWide*  runs alone: it measures something of the whole device (free memory)
+#   *DeviceWide*, *Timer*  run alone: they measure something of the whole device (free
+#                 memory) or time work against a clock (chapter 01's timers)
 #   *Stretch*     label stretch: optional for students
 #   *MultiGpu*, *PeerAccess*   label multi-gpu: needs (or may use) every GPU of the machine;
 #                 tools/grade-submission runs these apart when it pins a grading to one GPU
@@ -58,9 +59,13 @@ endif()
 # starting costs its 20 s once, not at every ctest run.
 set(_course_listing_cache "${COURSE_TL_EXE}.course-listing")
 if(EXISTS "${_course_listing_cache}" AND NOT "${COURSE_TL_EXE}" IS_NEWER_THAN "${_course_listing_cache}")
+  # First line: the listing's exit status; the rest: its output. (Not REGEX REPLACE with "^":
+  # CMake applies it again at every line.)
   file(READ "${_course_listing_cache}" _course_listing)
-  string(REGEX MATCH "^[^\n]*" _course_listing_result "${_course_listing}")
-  string(REGEX REPLACE "^[^\n]*\n" "" _course_listing "${_course_listing}")
+  string(FIND "${_course_listing}" "\n" _course_newline)
+  string(SUBSTRING "${_course_listing}" 0 ${_course_newline} _course_listing_result)
+  math(EXPR _course_newline "${_course_newline} + 1")
+  string(SUBSTRING "${_course_listing}" ${_course_newline} -1 _course_listing)
 else()
   execute_process(
     COMMAND "${COURSE_TL_EXE}" --gtest_list_tests ${_course_list_filter}
@@ -115,7 +120,7 @@ foreach(_course_line IN LISTS _course_lines)
     list(APPEND _course_labels correctness)
     math(EXPR _course_timeout "${COURSE_TL_CORRECTNESS_TIMEOUT} * ${_course_timeout_factor}")
   endif()
-  if(_course_suite MATCHES "DeviceWide")
+  if(_course_suite MATCHES "DeviceWide|Timer")
     set(_course_serial TRUE)
   endif()
   if(_course_suite MATCHES "Stretch")

@@ -40,8 +40,8 @@ def problems_of(test):
     serial = props.get("RUN_SERIAL") is True
     if "perf" in labels and not serial:
         found.append("a perf test without RUN_SERIAL")
-    if "DeviceWide" in name and not serial:
-        found.append("a device-wide measurement without RUN_SERIAL")
+    if ("DeviceWide" in name or "Timer" in name) and not serial:
+        found.append("a device-wide measurement or a timer test without RUN_SERIAL")
     if ("Stretch" in name) != ("stretch" in labels):
         found.append("the stretch label does not match the name")
     # A test that uses several GPUs, or picks its own with CUDA_VISIBLE_DEVICES, must say so:
