@@ -155,9 +155,26 @@ def zero_copy():
                   "%.1f", "$2+1.5", "set yrange [0:*]\n")
 
 
+def measuring():
+    lines = "".join(f'{r["kernel_ms"]} {r["host_ms"]} {r["event_ms"]} {r["unsynchronised_ms"]}\n'
+                    for r in rows("01-measuring.csv"))
+    gnuplot("01-measuring", title("What each timer reports for a kernel of known duration") + """
+set logscale xy
+set xlabel "the kernel runs (ms)"
+set ylabel "the timer reports (ms)"
+set format x "%g"
+set format y "%g"
+set key top left
+plot $data using 1:1 with lines dt 2 lc rgb '#888888' title "the kernel's duration", \\
+     '' using 1:2 with linespoints pt 7 lc rgb '#3070c0' title "host clock, stream synchronised", \\
+     '' using 1:3 with linespoints pt 5 lc rgb '#2a8a2a' title "CUDA events", \\
+     '' using 1:4 with linespoints pt 9 lc rgb '#c03030' title "host clock, no synchronisation"
+""", lines)
+
+
 def main():
     drawn = 0
-    for name, draw in (("06-transpose.csv", transpose), ("05-matmul.csv", matmul), ("07-async-pipeline.csv", pipeline),
+    for name, draw in (("01-measuring.csv", measuring), ("06-transpose.csv", transpose), ("05-matmul.csv", matmul), ("07-async-pipeline.csv", pipeline),
                        ("02-transfers.csv", transfers), ("03-zero-copy.csv", zero_copy)):
         if os.path.exists(os.path.join(DATA, name)):
             draw()

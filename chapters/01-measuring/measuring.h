@@ -1,0 +1,43 @@
+/// @file measuring.h
+/// @brief Chapter 01 contract: timing enqueued GPU work, and the two bandwidth formulas.
+///
+/// Exercises (in measuring.cu): a host timer and an event timer for work enqueued on a stream,
+/// the theoretical DRAM bandwidth from the memory clock and bus width, and the effective
+/// bandwidth of a kernel or copy from the bytes it moved and its time.
+///
+/// **Rules** (checked by the `...Technique` tests from what the timers measure):
+/// - Both timers measure only the work that `enqueue` puts on `stream`: work enqueued earlier,
+///   and work on other streams, must not count. So synchronise `stream` (not the whole device)
+///   before starting and after the work, or record events on `stream`.
+/// - `host_elapsed_ms` reads a host clock (std::chrono::steady_clock); `event_elapsed_ms`
+///   reads CUDA events recorded on `stream` (cudaEventElapsedTime).
+/// - No GPU library; only the CUDA runtime.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <functional>
+
+/// The work to time: a function that enqueues kernels or copies on the stream it is given.
+using EnqueueWork = std::function<void(cudaStream_t)>;
+
+/// Milliseconds, on a host clock, from the moment `stream` is idle until the work that
+/// `enqueue(stream)` puts on it has finished. Call `enqueue` exactly once.
+double host_elapsed_ms(const EnqueueWork& enqueue, cudaStream_t stream);
+
+/// Milliseconds between two CUDA events recorded on `stream` around the work of
+/// `enqueue(stream)`. Call `enqueue` exactly once; destroy the events before returning.
+float event_elapsed_ms(const EnqueueWork& enqueue, cudaStream_t stream);
+
+/// Theoretical DRAM bandwidth in GB/s (10^9 bytes per second) of a memory whose clock is
+/// `memory_clock_khz` kHz and whose bus is `bus_width_bits` bits wide, transferring on both
+/// edges of the clock (double data rate). 0 if either input is not positive.
+double theoretical_bandwidth_gbps(double memory_clock_khz, int bus_width_bits);
+
+/// Effective bandwidth in GB/s of work that read `bytes_read` and wrote `bytes_written` bytes
+/// in `milliseconds` milliseconds. 0 if `milliseconds` is not positive.
+double effective_bandwidth_gbps(double bytes_read, double bytes_written, double milliseconds);
+
+/// Given: enqueues on `stream` one kernel that runs for `milliseconds` (it reads the GPU's
+/// global timer until that much time has passed): work of known duration to time.
+void enqueue_busy_wait(double milliseconds, cudaStream_t stream);

@@ -1,0 +1,219 @@
+// Tests of chapter 01 (timers and bandwidth). Built once, linked against the starter and
+// against the reference solution. The timers are checked against a kernel of known duration
+// (enqueue_busy_wait, which reads the GPU's global timer).
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include "course/testing.h"
+#include "measuring.h"
+
+namespace {
+
+// A non-blocking stream, so that nothing on the legacy default stream orders the work.
+class Stream {
+ public:
+  Stream() { CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  ~Stream() { cudaStreamDestroy(stream_); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  operator cudaStream_t() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+// Launch errors are checked without waiting for the kernel (CUDA_CHECK_LAUNCH synchronises the
+// device to find errors, which would do the timer's waiting for it and hide a missing wait).
+#define CHECK_ENQUEUED() CUDA_CHECK(cudaGetLastError())
+
+// Work of known duration, and how many times the timer called it.
+struct BusyWork {
+  double milliseconds;
+  int calls = 0;
+  EnqueueWork enqueue() {
+    return [this](cudaStream_t stream) {
+      ++calls;
+      enqueue_busy_wait(milliseconds, stream);
+      CHECK_ENQUEUED();
+    };
+  }
+};
+
+std::string calls_message(const char* timer, int calls) {
+  std::ostringstream out;
+  out << timer << " called enqueue " << calls << " times; call it exactly once";
+  return out.str();
+}
+
+// ---------------------------------------------------------------- the formulas (no GPU needed)
+
+TEST(BandwidthFormula, TheoreticalFromClockAndBusWidth) {
+  // H100 SXM (HBM3): 2619 MHz x 2 x 5120 bits / 8 = 3352.3 GB/s.
+  EXPECT_NEAR(theoretical_bandwidth_gbps(2619000, 5120), 3352.32, 1e-6)
+      << "memory clock 2619000 kHz, 5120-bit bus: clock in Hz x 2 transfers per clock x bus width in bytes / 1e9 "
+         "(TODO(5))";
+  // A 256-bit bus at 1750 MHz: 112 GB/s.
+  EXPECT_NEAR(theoretical_bandwidth_gbps(1750000, 256), 112.0, 1e-9) << "memory clock 1750000 kHz, 256-bit bus (TODO(5))";
+  EXPECT_EQ(theoretical_bandwidth_gbps(0, 5120), 0.0) << "a clock of 0 (not reported) should give 0";
+  EXPECT_EQ(theoretical_bandwidth_gbps(2619000, 0), 0.0) << "a bus width of 0 should give 0";
+}
+
+TEST(BandwidthFormula, EffectiveFromBytesAndTime) {
+  EXPECT_NEAR(effective_bandwidth_gbps(1e9, 1e9, 1000.0), 2.0, 1e-12)
+      << "1 GB read and 1 GB written in 1 s: (read + written) / 1e9 / seconds (TODO(6))";
+  // A 8192 x 8192 float transpose (256 MiB read, 256 MiB written) in 0.2 ms... would be 2684 GB/s.
+  const double bytes = 8192.0 * 8192.0 * 4.0;
+  EXPECT_NEAR(effective_bandwidth_gbps(bytes, bytes, 0.2), 2684.35456, 1e-6)
+      << "the time is in milliseconds: divide by 1000 to get seconds (TODO(6))";
+  EXPECT_NEAR(effective_bandwidth_gbps(bytes, 0, 0.1), 2684.35456, 1e-6) << "a read-only kernel (TODO(6))";
+  EXPECT_EQ(effective_bandwidth_gbps(bytes, bytes, 0.0), 0.0) << "no time measured: return 0, not infinity";
+}
+
+// ---------------------------------------------------------------- the host timer
+
+TEST(HostTimer, WaitsForTheWork) {
+  COURSE_REQUIRE_TIMING();
+  Stream stream;
+  BusyWork work{20.0};
+  const double ms = host_elapsed_ms(work.enqueue(), stream);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_EQ(work.calls, 1) << calls_message("host_elapsed_ms", work.calls);
+  EXPECT_GE(ms, 19.5) << "host_elapsed_ms returned " << ms << " ms for a kernel that runs 20 ms: a launch returns "
+                      << "before the kernel has run, so wait for the stream before reading the clock again (TODO(2))";
+  EXPECT_LE(ms, 40.0) << "host_elapsed_ms returned " << ms << " ms for a kernel that runs 20 ms";
+}
+
+TEST(HostTimer, LeavesEarlierWorkOut) {
+  COURSE_REQUIRE_TIMING();
+  Stream stream;
+  enqueue_busy_wait(60.0, stream);  // already on the stream: not part of what is timed
+  CHECK_ENQUEUED();
+  BusyWork work{10.0};
+  const double ms = host_elapsed_ms(work.enqueue(), stream);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_GE(ms, 9.5) << "host_elapsed_ms returned " << ms << " ms for a kernel that runs 10 ms (TODO(2))";
+  EXPECT_LE(ms, 35.0) << "host_elapsed_ms returned " << ms << " ms for 10 ms of work: it counted the 60 ms kernel "
+                      << "that was on the stream before; wait for the stream before starting the clock (TODO(1))";
+}
+
+// ---------------------------------------------------------------- the event timer
+
+TEST(EventTimer, MeasuresTheWork) {
+  COURSE_REQUIRE_TIMING();
+  Stream stream;
+  BusyWork work{20.0};
+  const float ms = event_elapsed_ms(work.enqueue(), stream);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_EQ(work.calls, 1) << calls_message("event_elapsed_ms", work.calls);
+  EXPECT_GE(ms, 19.5f) << "event_elapsed_ms returned " << ms << " ms for a kernel that runs 20 ms: record an event "
+                       << "on the stream before and after the work (TODO(3)) and read cudaEventElapsedTime (TODO(4))";
+  EXPECT_LE(ms, 25.0f) << "event_elapsed_ms returned " << ms << " ms for a kernel that runs 20 ms";
+}
+
+TEST(EventTimer, ResolvesShortWork) {
+  COURSE_REQUIRE_TIMING();
+  Stream stream;
+  BusyWork work{0.5};
+  const float ms = event_elapsed_ms(work.enqueue(), stream);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_GE(ms, 0.45f) << "event_elapsed_ms returned " << ms << " ms for a kernel that runs 0.5 ms (TODO(3), TODO(4))";
+  EXPECT_LE(ms, 2.0f) << "event_elapsed_ms returned " << ms << " ms for a kernel that runs 0.5 ms: events time the "
+                      << "GPU's work, to about a microsecond; host overhead should not be in it";
+}
+
+TEST(EventTimer, LeavesEarlierWorkOut) {
+  COURSE_REQUIRE_TIMING();
+  Stream stream;
+  enqueue_busy_wait(60.0, stream);
+  CHECK_ENQUEUED();
+  BusyWork work{10.0};
+  const float ms = event_elapsed_ms(work.enqueue(), stream);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_GE(ms, 9.5f) << "event_elapsed_ms returned " << ms << " ms for a kernel that runs 10 ms (TODO(3), TODO(4))";
+  EXPECT_LE(ms, 15.0f) << "event_elapsed_ms returned " << ms << " ms for 10 ms of work: it counted the 60 ms kernel "
+                       << "that was on the stream before; record the first event on the stream (TODO(3))";
+}
+
+// Rule: only the work on `stream` counts; another stream's work, running at the same time,
+// must not. Synchronising the whole device, or recording on another stream, breaks it.
+TEST(HostTimerTechnique, OtherStreamsDoNotCount) {
+  COURSE_REQUIRE_TIMING();
+  Stream stream;
+  Stream other;
+  BusyWork work{10.0};
+  // The work itself also starts an 80 ms kernel on another stream, which runs beside it.
+  const EnqueueWork with_other = [&](cudaStream_t s) {
+    work.enqueue()(s);
+    enqueue_busy_wait(80.0, other);
+    CHECK_ENQUEUED();
+  };
+  const double ms = host_elapsed_ms(with_other, stream);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_GE(ms, 9.5) << "host_elapsed_ms returned " << ms << " ms for a kernel that runs 10 ms (TODO(2))";
+  EXPECT_LE(ms, 50.0) << "host_elapsed_ms returned " << ms << " ms for 10 ms of work on its stream: it waited for "
+                      << "an 80 ms kernel on another stream. Synchronise the stream you are given "
+                      << "(cudaStreamSynchronize), not the whole device (TODO(1), TODO(2))";
+}
+
+TEST(EventTimerTechnique, OtherStreamsDoNotCount) {
+  COURSE_REQUIRE_TIMING();
+  Stream stream;
+  Stream other;
+  BusyWork work{10.0};
+  const EnqueueWork with_other = [&](cudaStream_t s) {
+    work.enqueue()(s);
+    enqueue_busy_wait(80.0, other);
+    CHECK_ENQUEUED();
+  };
+  const float ms = event_elapsed_ms(with_other, stream);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_GE(ms, 9.5f) << "event_elapsed_ms returned " << ms << " ms for a kernel that runs 10 ms (TODO(3), TODO(4))";
+  EXPECT_LE(ms, 15.0f) << "event_elapsed_ms returned " << ms << " ms for 10 ms of work on its stream: it included "
+                       << "an 80 ms kernel on another stream. Record both events on the stream you are given "
+                       << "and take the time between them (TODO(3), TODO(4))";
+}
+
+// ---------------------------------------------------------------- the formulas on this GPU
+
+// The device's own numbers: a device-to-device copy, timed with the solution's formula, reaches
+// most of the theoretical bandwidth and never more.
+TEST(BandwidthPerf, CopyStaysBelowTheTheoreticalBandwidth) {
+  COURSE_REQUIRE_TIMING();
+  const auto& device = course::current_device();
+  if (device.memory_clock_khz <= 0 || device.memory_bus_bits <= 0) {
+    GTEST_SKIP() << "this driver does not report the memory clock (cudaDevAttrMemoryClockRate = "
+                 << device.memory_clock_khz << "); take it from nvidia-smi -q -d CLOCK (Max Clocks, Memory) "
+                 << "or the GPU's data sheet, as chapter 01's text says";
+  }
+  const double theoretical = theoretical_bandwidth_gbps(device.memory_clock_khz, device.memory_bus_bits);
+  ASSERT_NEAR(theoretical, course::theoretical_dram_gbps(device), 1e-6 * course::theoretical_dram_gbps(device))
+      << "theoretical_bandwidth_gbps(" << device.memory_clock_khz << " kHz, " << device.memory_bus_bits
+      << " bits) = " << theoretical << " GB/s (TODO(5))";
+
+  const std::size_t count = std::size_t{256} << 20;  // 1 GiB of floats each way: far past the L2
+  course::DeviceBuffer<float> source(count);
+  course::DeviceBuffer<float> target(count);
+  CUDA_CHECK(cudaMemset(source.data(), 0, source.bytes()));
+  Stream stream;
+  auto copy = [&](cudaStream_t s) {
+    CUDA_CHECK(cudaMemcpyAsync(target.data(), source.data(), source.bytes(), cudaMemcpyDeviceToDevice, s));
+  };
+  (void)event_elapsed_ms(copy, stream);  // warm-up
+  float best = 1e30f;
+  for (int run = 0; run < 5; ++run) best = std::min(best, event_elapsed_ms(copy, stream));
+  const double effective = effective_bandwidth_gbps(static_cast<double>(source.bytes()),
+                                                    static_cast<double>(target.bytes()), best);
+  std::cout << "[  PERF    ] device-to-device copy " << effective << " GB/s, theoretical " << theoretical
+            << " GB/s (" << effective / theoretical << " of it)\n";
+  EXPECT_GT(effective, 0.3 * theoretical)
+      << "the copy reached only " << effective << " GB/s of the theoretical " << theoretical
+      << " GB/s: check effective_bandwidth_gbps (TODO(6)) and event_elapsed_ms (TODO(3), TODO(4))";
+  EXPECT_LE(effective, 1.02 * theoretical)
+      << "the copy reached " << effective << " GB/s, more than the theoretical " << theoretical
+      << " GB/s: a formula or a timer is wrong (TODO(4)-(6))";
+}
+
+}  // namespace
