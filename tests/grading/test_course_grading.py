@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""Unit tests of the grading library (tools/course_grading): reading ctest's results, the
+reasons and gists of failures, points, Gradescope's format, class.csv, the sandbox and the
+handling of submissions. No GPU, no build: run by the test workflow (label unit).
+
+    python3 tests/grading/test_course_grading.py
+"""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = pathlib.Path(__file__).resolve().parent
+COURSE = HERE.parent.parent
+sys.path.insert(0, str(COURSE / "tools"))
+sys.path.insert(0, str(HERE))
+from course_grading import results as R  # noqa: E402
+from course_grading import sandbox  # noqa: E402
+from course_grading import submission as S  # noqa: E402
+from check_grade_submission import check_gradescope_shape  # noqa: E402
+
+JUNIT = """<?xml version="1.0" encoding="UTF-8"?>
+<testsuite name="x" tests="6">
+  <testcase name="student.06-transpose.TransposeTiled.Works" status="run" time="0.5">
+    <system-out>[ RUN      ] TransposeTiled.Works
+[  PERF    ] transpose_tiled 2700 GB/s = 0.93 of the copy peak (needs 0.75)
+[       OK ] TransposeTiled.Works</system-out></testcase>
+  <testcase name="student.06-transpose.TransposeTiled.Wrong" status="fail" time="0.5">
+    <failure message=""/>
+    <system-out>[ RUN      ] TransposeTiled.Wrong
+test.cpp:10: Failure
+Value of: check.ok()
+  Actual: false (3 of 9 elements differ)
+Expected: true
+transpose_tiled(3 x 3) wrote a wrong result
+[  FAILED  ] TransposeTiled.Wrong</system-out></testcase>
+  <testcase name="student.06-transpose.TransposeTiledPerf.Hangs" status="fail" time="39.9">
+    <failure message=""/>
+    <system-out>[ RUN      ] TransposeTiledPerf.Hangs</system-out></testcase>
+  <testcase name="student.06-transpose.TransposeTiled.Crashes" status="fail" time="0.1">
+    <failure message=""/>
+    <system-out>[ RUN      ] TransposeTiled.Crashes</system-out></testcase>
+  <testcase name="student.06-transpose.TransposeTiledStretch.Optional" status="run" time="0.1">
+    <system-out>[       OK ]</system-out></testcase>
+  <testcase name="student.11-deploy-multi-gpu.PeerAccess.Copies" status="notrun" time="0.0">
+    <skipped message="SKIP_REGULAR_EXPRESSION_MATCHED"/>
+    <system-out>deploy_test.cpp:155: Skipped
+needs two GPUs; this machine shows 1
+[  SKIPPED ] PeerAccess.Copies</system-out></testcase>
+</testsuite>
+"""
+
+PROPERTIES = {
+    "student.06-transpose.TransposeTiledPerf.Hangs": (["student", "06-transpose", "perf"], 40.0),
+    "student.06-transpose.TransposeTiledStretch.Optional": (["student", "06-transpose", "correctness", "stretch"], 90.0),
+}
+
+POINTS = {"default": {"correctness": 1, "technique": 2, "perf": 3, "build": 0, "rule": 0},
+          "rule_failure_voids_chapter": True, "stretch_bonus": 1,
+          "chapters": {"06-transpose": {"counts": True}, "11-deploy-multi-gpu": {"counts": True},
+                       "02-transfers": {"counts": False}}}
+
+
+def read_results():
+    with tempfile.NamedTemporaryFile("w", suffix=".xml", delete=False) as f:
+        f.write(JUNIT)
+    try:
+        return R.read_junit(f.name, PROPERTIES)
+    finally:
+        os.unlink(f.name)
+
+
+class ReadingResults(unittest.TestCase):
+    def setUp(self):
+        self.results = {r.name.split(".", 2)[2]: r for r in read_results()}
+
+    def test_outcomes(self):
+        self.assertEqual(self.results["TransposeTiled.Works"].outcome, "passed")
+        self.assertEqual(self.results["TransposeTiled.Wrong"].outcome, "failed")
+        self.assertEqual(self.results["PeerAccess.Copies"].outcome, "skipped")
+
+    def test_reasons(self):
+        self.assertTrue(self.results["TransposeTiledPerf.Hangs"].reason.startswith("Timeout"))
+        self.assertTrue(self.results["TransposeTiled.Crashes"].reason.startswith("Crashed"))
+        self.assertEqual(self.results["TransposeTiled.Wrong"].reason, "Failed")
+        self.assertEqual(self.results["PeerAccess.Copies"].reason, "needs two GPUs; this machine shows 1")
+        self.assertIn("Did not start", R._failure_reason("student.06-transpose.Build.ListsItsTests", "", "", 1, 20))
+        self.assertTrue(R._failure_reason("a.b.C.d", "SEGFAULT", "", 1, 20).startswith("SEGFAULT"))
+
+    def test_kinds_from_labels_and_names(self):
+        self.assertEqual(self.results["TransposeTiledPerf.Hangs"].kind, "perf")
+        self.assertTrue(self.results["TransposeTiledStretch.Optional"].stretch)
+        self.assertEqual(R.TestResult("student.06-transpose.LinkTechnique.X", "passed").kind, "rule")
+        self.assertEqual(R.TestResult("student.06-transpose.Build.Compiles", "failed").kind, "build")
+        self.assertEqual(R.TestResult("student.06-transpose.TransposeTiledTechnique.X", "passed").kind, "technique")
+
+    def test_gist(self):
+        self.assertEqual(R.gist(self.results["TransposeTiled.Wrong"].output),
+                         ["3 of 9 elements differ", "transpose_tiled(3 x 3) wrote a wrong result"])
+        equality = "x.cpp:1: Failure\nExpected equality of these values:\n  a\n    Which is: 1\n  b\nthe message\n"
+        self.assertEqual(R.gist(equality), ["the message"])
+        sanitizer = "========= Invalid __global__ write of size 4 bytes\n========= ERROR SUMMARY: 1 error\n"
+        self.assertEqual(R.gist(sanitizer)[0], "========= Invalid __global__ write of size 4 bytes")
+
+    def test_summary_fails_on_a_required_failure_only(self):
+        text, passed = R.summary(read_results(), "student", ["r.xml"])
+        self.assertFalse(passed)
+        self.assertIn("| 06-transpose | 1 | 3 | 0 | 1 / 1 |", text)
+        self.assertIn("Result: NOT PASSED", text)
+        only_stretch = [R.TestResult("student.06-transpose.XStretch.Y", "failed", labels=["stretch"]),
+                        R.TestResult("student.06-transpose.X.Y", "passed")]
+        self.assertTrue(R.summary(only_stretch, "student", [])[1])
+        self.assertFalse(R.summary([], "student", [])[1])
+
+
+class Points(unittest.TestCase):
+    def test_score(self):
+        graded = {t["name"]: t for t in R.score(read_results(), POINTS)}
+        self.assertEqual(graded["06-transpose.TransposeTiled.Works"]["score"], 1)
+        self.assertIn("[  PERF", "[  PERF    ] " + graded["06-transpose.TransposeTiled.Works"]["output"])
+        self.assertEqual(graded["06-transpose.TransposeTiledPerf.Hangs"]["max_score"], 3)
+        self.assertEqual(graded["06-transpose.TransposeTiledPerf.Hangs"]["score"], 0)
+        stretch = graded["06-transpose.TransposeTiledStretch.Optional"]
+        self.assertEqual((stretch["score"], stretch["max_score"]), (1, 0))  # bonus
+        skipped = graded["11-deploy-multi-gpu.PeerAccess.Copies"]
+        self.assertEqual((skipped["score"], skipped["max_score"], skipped["outcome"]), (0, 0, "not graded"))
+        self.assertTrue(skipped["output"].startswith("NOT GRADED: needs two GPUs"))
+
+    def test_chapters_that_do_not_count_are_left_out(self):
+        results = [R.TestResult("student.02-transfers.Upload.Works", "passed")]
+        self.assertEqual(R.score(results, POINTS), [])
+
+    def test_a_broken_rule_voids_the_chapter(self):
+        results = [R.TestResult("student.06-transpose.TransposeTiled.Works", "passed"),
+                   R.TestResult("student.06-transpose.LinkTechnique.UsesNoLibraryButTheCudaRuntime", "failed")]
+        graded = R.score(results, POINTS)
+        self.assertEqual(sum(t["score"] for t in graded), 0)
+        self.assertTrue(graded[0]["output"].startswith("VOID"))
+
+    def test_gradescope_format(self):
+        results = R.gradescope_results(R.score(read_results(), POINTS), ["a note"])
+        self.assertEqual(check_gradescope_shape(results), [])
+        self.assertEqual(results["score"], sum(t["score"] for t in results["tests"]))
+
+    def test_class_csv(self):
+        with tempfile.TemporaryDirectory() as folder:
+            path = pathlib.Path(folder) / "class.csv"
+            R.write_class_csv([{"student": "ada", "chapters": {"06-transpose": 3}, "total": 3, "max": 5, "status": ""}],
+                              ["06-transpose", "11-deploy-multi-gpu"], path)
+            self.assertEqual(path.read_text().splitlines(),
+                             ["student,06-transpose,11-deploy-multi-gpu,total,max,status", "ada,3,,3,5,"])
+
+
+class Submissions(unittest.TestCase):
+    def test_loose_files_are_found_by_name(self):
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder)
+            upload = root / "upload"
+            (upload / "some" / "where").mkdir(parents=True)
+            (upload / "some" / "where" / "transpose.cu").write_text("// mine\n")
+            clean = root / "clean"
+            (clean / "chapters" / "06-transpose").mkdir(parents=True)
+            taken, missing = S.take_starters(COURSE, S.course_root_in(upload), clean)
+            self.assertIn(pathlib.Path("chapters/06-transpose/transpose.cu"), taken)
+            self.assertEqual((clean / "chapters/06-transpose/transpose.cu").read_text(), "// mine\n")
+            self.assertTrue(missing)
+
+    def test_names(self):
+        self.assertEqual(S.student_name("/x/ada.tar.gz"), "ada")
+        self.assertEqual(S.student_name("/x/ben.bundle"), "ben")
+        self.assertEqual(S.student_name("/x/cal"), "cal")
+
+
+@unittest.skipUnless(sandbox.abi_version(), "this kernel has no Landlock")
+class Sandbox(unittest.TestCase):
+    def test_writes_only_in_its_folder_and_cannot_read_hidden_ones(self):
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder)
+            (root / "work").mkdir()
+            (root / "secret").mkdir()
+            (root / "secret" / "answer.txt").write_text("42\n")
+            script = ("cat secret/answer.txt && echo read-hidden; echo x > outside.txt && echo wrote-outside; "
+                      "echo y > work/inside.txt && echo wrote-inside")
+            done = subprocess.run([sys.executable, str(COURSE / "tools/course_grading/sandbox.py"), "--write",
+                                   str(root / "work"), "--hide", str(root / "secret"), "--", "bash", "-c", script],
+                                  cwd=root, capture_output=True, text=True)
+            self.assertNotIn("read-hidden", done.stdout)
+            self.assertNotIn("wrote-outside", done.stdout)
+            self.assertIn("wrote-inside", done.stdout)
+            self.assertFalse((root / "outside.txt").exists())
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
