@@ -9,10 +9,11 @@ out=$(realpath -m "${1:-autograder.zip}")
 shift || true
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/autograder/course"
-git -C "$top" archive --format=tar HEAD | tar -x -C "$tmp/autograder/course"
-rm -rf "$tmp/autograder/course/solutions" "$tmp/autograder/course/tools/fixtures" \
-       "$tmp/autograder/course/tools/check-fixtures.py"
+mkdir -p "$tmp/autograder"
+# The course as students get it (no solutions, no fixtures), unpacked as course/.
+"$top/tools/make-student-release.sh" "$tmp/release.tar.gz" >/dev/null
+tar -xzf "$tmp/release.tar.gz" -C "$tmp/autograder"
+mv "$tmp/autograder/cuda-course" "$tmp/autograder/course"
 cp "$top/grading/points.json" "$tmp/autograder/course/grading/points.json"  # the instructor's, edits included
 cp "$top/grading/gradescope/setup.sh" "$top/grading/gradescope/run_autograder" "$tmp/autograder/"
 echo "$*" >"$tmp/autograder/grading-options"

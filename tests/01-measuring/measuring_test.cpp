@@ -12,17 +12,10 @@
 
 namespace {
 
-// A non-blocking stream, so that nothing on the legacy default stream orders the work.
-class Stream {
+// Non-blocking streams, so that nothing on the legacy default stream orders the work.
+class Stream : public course::Stream {
  public:
-  Stream() { CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-  ~Stream() { cudaStreamDestroy(stream_); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  operator cudaStream_t() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
+  Stream() : course::Stream(cudaStreamNonBlocking) {}
 };
 
 // Launch errors are checked without waiting for the kernel (CUDA_CHECK_LAUNCH synchronises the
@@ -41,6 +34,15 @@ struct BusyWork {
     };
   }
 };
+
+// The timed work: `work` on the timer's stream, and an 80 ms kernel on `other` beside it.
+EnqueueWork beside_80_ms_on(cudaStream_t other, BusyWork& work) {
+  return [other, &work](cudaStream_t stream) {
+    work.enqueue()(stream);
+    enqueue_busy_wait(80.0, other);
+    CHECK_ENQUEUED();
+  };
+}
 
 std::string calls_message(const char* timer, int calls) {
   std::ostringstream out;
@@ -144,12 +146,7 @@ TEST(HostTimerTechnique, OtherStreamsDoNotCount) {
   Stream stream;
   Stream other;
   BusyWork work{10.0};
-  // The work itself also starts an 80 ms kernel on another stream, which runs beside it.
-  const EnqueueWork with_other = [&](cudaStream_t s) {
-    work.enqueue()(s);
-    enqueue_busy_wait(80.0, other);
-    CHECK_ENQUEUED();
-  };
+  const EnqueueWork with_other = beside_80_ms_on(other, work);
   const double ms = host_elapsed_ms(with_other, stream);
   CUDA_CHECK(cudaDeviceSynchronize());
   EXPECT_GE(ms, 9.5) << "host_elapsed_ms returned " << ms << " ms for a kernel that runs 10 ms (TODO(2))";
@@ -163,11 +160,7 @@ TEST(EventTimerTechnique, OtherStreamsDoNotCount) {
   Stream stream;
   Stream other;
   BusyWork work{10.0};
-  const EnqueueWork with_other = [&](cudaStream_t s) {
-    work.enqueue()(s);
-    enqueue_busy_wait(80.0, other);
-    CHECK_ENQUEUED();
-  };
+  const EnqueueWork with_other = beside_80_ms_on(other, work);
   const float ms = event_elapsed_ms(with_other, stream);
   CUDA_CHECK(cudaDeviceSynchronize());
   EXPECT_GE(ms, 9.5f) << "event_elapsed_ms returned " << ms << " ms for a kernel that runs 10 ms (TODO(3), TODO(4))";

@@ -11,6 +11,7 @@ after a warning on stderr, or not at all with --require (exit status 3).
 import argparse
 import ctypes
 import os
+import stat
 import sys
 
 _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446  # the same on x86-64 and arm64
@@ -89,7 +90,6 @@ def confine(writable, hidden):
         except OSError:
             return  # a dangling link or a vanished entry: nothing to allow
         try:
-            import stat
             if not stat.S_ISDIR(os.fstat(fd).st_mode):
                 rights &= FILE_ONLY
             rule = _PathBeneath(rights & handled, fd)

@@ -20,6 +20,19 @@ def starter_files(course):
     return files
 
 
+def graded_chapters(course, points, wanted=()):
+    """The chapters to grade: `wanted` (checked against the course), else those that count in
+    the points file."""
+    present = sorted(p.name for p in (course / "chapters").iterdir() if p.is_dir())
+    if wanted:
+        unknown = [c for c in wanted if c not in present]
+        if unknown:
+            raise ValueError(f"no such chapter: {', '.join(unknown)}")
+        return list(wanted)
+    chapters = points.get("chapters", {})
+    return [c for c in present if chapters.get(c, {}).get("counts", False)]
+
+
 def student_name(path):
     """A submission's name in a class: its file or folder name without the archive suffix."""
     name = pathlib.Path(path).name

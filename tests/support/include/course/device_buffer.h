@@ -118,7 +118,8 @@ class PinnedHostBuffer {
 /// legacy default stream (plain cudaMemset, cudaMemcpy), which keeps the tests simple.
 class Stream {
  public:
-  Stream() { CUDA_CHECK(cudaStreamCreate(&stream_)); }
+  /// A stream with `flags` (cudaStreamNonBlocking: not ordered with the legacy default stream).
+  explicit Stream(unsigned flags = cudaStreamDefault) { CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, flags)); }
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
   ~Stream() { cudaStreamDestroy(stream_); }
