@@ -1,0 +1,49 @@
+/// @file coalescing.h
+/// @brief Chapter 04 contract: memory accesses that a warp can coalesce.
+///
+/// Exercises (in particles_soa.cu and row_sums.cu): move particles stored as a structure of
+/// arrays, and sum the rows of a row-major matrix with the reads of a warp side by side.
+///
+/// **Rules** (checked by the `...Technique` tests from what ran):
+/// - Your own kernels only (no cuBLAS, CUB or Thrust), on the stream you are given.
+/// - `row_sums_coalesced`: one warp (or more) per row, its lanes reading consecutive elements;
+///   checked from the launch: at least 32 threads work on each row.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+/// One particle, as an array of structures stores it: 32 bytes, of which a step reads 24 and
+/// writes 12.
+struct Particle {
+  float x, y, z;
+  float vx, vy, vz;
+  float mass, charge;
+};
+
+/// The same particles as a structure of arrays: each field its own array of `count` floats.
+struct ParticlesSoA {
+  float* x;
+  float* y;
+  float* z;
+  const float* vx;
+  const float* vy;
+  const float* vz;
+  std::size_t count;
+};
+
+/// Given: one time step on an array of structures, p[i].x += p[i].vx * dt (and y, z).
+void advance_aos(Particle* particles, std::size_t count, float dt, cudaStream_t stream);
+
+/// Exercise 1: the same step on a structure of arrays: x[i] += vx[i] * dt (and y, z), one
+/// thread per particle, so that a warp reads 32 consecutive floats of each array.
+void advance_soa(const ParticlesSoA& particles, float dt, cudaStream_t stream);
+
+/// Given: sums[r] = sum of row r of the row-major `rows` x `cols` matrix, one thread per row:
+/// at each step the 32 threads of a warp read 32 elements `cols` floats apart.
+void row_sums_naive(const float* matrix, float* sums, int rows, int cols, cudaStream_t stream);
+
+/// Exercise 2: the same sums with coalesced reads: a warp per row, lane l reading elements
+/// l, l + 32, l + 64, ... of its row, the lanes' partial sums added with warp shuffles.
+void row_sums_coalesced(const float* matrix, float* sums, int rows, int cols, cudaStream_t stream);

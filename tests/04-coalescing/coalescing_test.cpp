@@ -1,0 +1,230 @@
+// Tests of chapter 04 (coalescing). Built once, linked against the starter and against the
+// reference solution.
+//
+// PROVISIONAL (branch wip/04-coalescing): the perf thresholds below are guesses until
+// calibrate_coalescing has run on the H100; set them with a wide margin between the given and
+// the reference versions, and write the measured numbers beside them.
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "coalescing.h"
+#include "course/activity.h"
+#include "course/testing.h"
+
+namespace {
+
+constexpr float kDt = 0.01f;
+
+struct HostParticles {
+  std::vector<float> x, y, z, vx, vy, vz;
+  explicit HostParticles(std::size_t n, std::uint64_t seed)
+      : x(course::random_floats(n, seed)), y(course::random_floats(n, seed + 1)), z(course::random_floats(n, seed + 2)),
+        vx(course::random_floats(n, seed + 3)), vy(course::random_floats(n, seed + 4)),
+        vz(course::random_floats(n, seed + 5)) {}
+};
+
+std::vector<double> stepped(const std::vector<float>& position, const std::vector<float>& velocity) {
+  std::vector<double> result(position.size());
+  for (std::size_t i = 0; i < position.size(); ++i) result[i] = double{position[i]} + double{velocity[i]} * kDt;
+  return result;
+}
+
+struct DeviceParticles {
+  course::DeviceBuffer<float> x, y, z, vx, vy, vz;
+  explicit DeviceParticles(const HostParticles& h)
+      : x(h.x, "x"), y(h.y, "y"), z(h.z, "z"), vx(h.vx, "vx"), vy(h.vy, "vy"), vz(h.vz, "vz") {}
+  ParticlesSoA view() { return {x.data(), y.data(), z.data(), vx.data(), vy.data(), vz.data(), x.size()}; }
+};
+
+// One rounding of x + v * dt (with or without a fused multiply-add).
+constexpr course::Tolerance kStepTolerance{1e-6, 1e-6};
+
+class AdvanceSoA : public ::testing::TestWithParam<std::size_t> {};
+
+TEST_P(AdvanceSoA, MatchesCpu) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  const std::size_t n = GetParam();
+  const HostParticles host(n, course::test_seed());
+  DeviceParticles device(host);
+  course::Stream stream;
+  advance_soa(device.view(), kDt, stream);
+  CUDA_CHECK_LAUNCH("advance_soa");
+  EXPECT_TRUE(course::all_close(stepped(host.x, host.vx), device.x.download(), kStepTolerance))
+      << "x after one step of " << n << " particles (TODO(1), TODO(2))";
+  EXPECT_TRUE(course::all_close(stepped(host.y, host.vy), device.y.download(), kStepTolerance)) << "y (TODO(1))";
+  EXPECT_TRUE(course::all_close(stepped(host.z, host.vz), device.z.download(), kStepTolerance)) << "z (TODO(1))";
+  EXPECT_TRUE(course::all_close(host.vx, device.vx.download(), {0, 0})) << "advance_soa modified the velocities";
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, AdvanceSoA, ::testing::Values(1, 31, 255, 257, 100003, 1 << 20),
+                         [](const auto& info) { return "N" + std::to_string(info.param); });
+
+std::vector<double> row_sums_on_cpu(const std::vector<float>& m, int rows, int cols) {
+  std::vector<double> sums(rows, 0.0);
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) sums[r] += m[static_cast<std::size_t>(r) * cols + c];
+  return sums;
+}
+
+// A float sum of `cols` values in [-1, 1], in any order: rounding grows with the row's length.
+course::Tolerance row_tolerance(int cols) { return {1e-6 * cols + 1e-6, 1e-5}; }
+
+struct Shape {
+  int rows, cols;
+};
+
+class RowSumsCoalesced : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(RowSumsCoalesced, MatchesCpu) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  const auto [rows, cols] = GetParam();
+  const auto matrix = course::random_floats(static_cast<std::size_t>(rows) * cols, course::test_seed());
+  course::DeviceBuffer<float> in(matrix, "matrix");
+  course::DeviceBuffer<float> sums(rows, "sums");
+  sums.poison();
+  course::Stream stream;
+  row_sums_coalesced(in.data(), sums.data(), rows, cols, stream);
+  CUDA_CHECK_LAUNCH("row_sums_coalesced");
+  EXPECT_TRUE(course::all_close(row_sums_on_cpu(matrix, rows, cols), sums.download(), row_tolerance(cols)))
+      << "row sums of a " << rows << " x " << cols << " matrix (TODO(3), TODO(4))";
+  EXPECT_TRUE(course::all_close(matrix, in.download(), {0, 0})) << "row_sums_coalesced modified the matrix";
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, RowSumsCoalesced,
+                         ::testing::Values(Shape{1, 1}, Shape{3, 31}, Shape{7, 33}, Shape{1000, 1}, Shape{1, 100000},
+                                           Shape{9, 129}, Shape{4097, 1025}, Shape{64, 4096}),
+                         [](const auto& info) {
+                           return "Rows" + std::to_string(info.param.rows) + "Cols" + std::to_string(info.param.cols);
+                         });
+
+// Rule: own kernels on the given stream; for the row sums, at least a warp's worth of threads
+// per row (one thread per row cannot read a row coalesced).
+TEST(RowSumsCoalescedTechnique, AWarpPerRowOnTheGivenStream) {
+  COURSE_REQUIRE_ACTIVITY();
+  const int rows = 4097, cols = 1025;
+  const auto matrix = course::random_floats(static_cast<std::size_t>(rows) * cols, course::test_seed());
+  course::DeviceBuffer<float> in(matrix, "matrix");
+  course::DeviceBuffer<float> sums(rows, "sums");
+  course::Stream stream;
+  const auto ran = course::record_activity_on(stream.get(), [&] {
+    row_sums_coalesced(in.data(), sums.data(), rows, cols, stream);
+  });
+  CUDA_CHECK_LAUNCH("row_sums_coalesced");
+  ASSERT_TRUE(course::result_is_right_first(
+      course::all_close(row_sums_on_cpu(matrix, rows, cols), sums.download(), row_tolerance(cols)),
+      "row_sums_coalesced"));
+  EXPECT_TRUE(course::launches_only_own_kernels(ran, "row_sums_coalesced"));
+  EXPECT_TRUE(course::enqueues_no_copies(ran, "row_sums_coalesced"));
+  EXPECT_TRUE(course::stays_on_given_stream(ran, "row_sums_coalesced"));
+  long long threads = 0;
+  for (const auto& kernel : ran.kernels) threads += kernel.blocks() * kernel.threads_per_block();
+  EXPECT_GE(threads, 32LL * rows) << "row_sums_coalesced launched " << threads << " threads for " << rows
+                                  << " rows: fewer than a warp per row, so a row is not read by a warp side by "
+                                  << "side (TODO(3), TODO(4))";
+}
+
+TEST(AdvanceSoATechnique, OwnKernelOnTheGivenStream) {
+  COURSE_REQUIRE_ACTIVITY();
+  const HostParticles host(100003, course::test_seed());
+  DeviceParticles device(host);
+  course::Stream stream;
+  const auto ran = course::record_activity_on(stream.get(), [&] { advance_soa(device.view(), kDt, stream); });
+  CUDA_CHECK_LAUNCH("advance_soa");
+  ASSERT_TRUE(course::result_is_right_first(
+      course::all_close(stepped(host.x, host.vx), device.x.download(), kStepTolerance), "advance_soa"));
+  EXPECT_TRUE(course::launches_only_own_kernels(ran, "advance_soa"));
+  EXPECT_TRUE(course::enqueues_no_copies(ran, "advance_soa"));
+  EXPECT_TRUE(course::stays_on_given_stream(ran, "advance_soa"));
+}
+
+// PROVISIONAL thresholds (see the top of this file).
+constexpr double kSoAFractionOfCopyPeak = 0.70;
+constexpr double kRowSumsFractionOfCopyPeak = 0.70;
+
+// 2^25 particles: 6 arrays of 128 MiB, 15 times the H100's L2.
+TEST(AdvanceSoAPerf, NearTheCopyPeak) {
+  COURSE_REQUIRE_TIMING();
+  SCOPED_TRACE(course::seed_note());
+  const std::size_t n = std::size_t{1} << 25;
+  HostParticles host(n, course::test_seed());
+  DeviceParticles device(host);
+  course::Stream stream;
+  const double peak = course::measure_copy_peak_gbps();
+
+  // The given array of structures, for comparison: the same step on 32-byte particles.
+  course::DeviceBuffer<Particle> aos(n, "particles");
+  CUDA_CHECK(cudaMemset(aos.data(), 0, aos.bytes()));
+  const auto aos_time = course::time_on_stream([&](cudaStream_t s) { advance_aos(aos.data(), n, kDt, s); }, stream);
+
+  // Fresh positions: the timed steps must compute. Each timed call advances x once more, so
+  // the check below replays the same number of steps on the CPU.
+  device.x.upload(host.x);
+  constexpr int kWarmups = 3, kRepetitions = 20;
+  const auto soa_time = course::time_on_stream([&](cudaStream_t s) { advance_soa(device.view(), kDt, s); }, stream,
+                                               kWarmups, kRepetitions);
+  std::vector<double> expected(host.x.begin(), host.x.end());
+  for (int step = 0; step < kWarmups + kRepetitions; ++step)
+    for (std::size_t i = 0; i < n; ++i) expected[i] = static_cast<float>(expected[i] + double{host.vx[i]} * kDt);
+
+  const double bytes = 36.0 * n;  // 24 read, 12 written per particle
+  const double aos_gbps = course::effective_bandwidth_gbps(bytes, 0, aos_time.median_ms);
+  std::printf("[  INFO    ] for comparison, the given advance_aos: %.1f GB/s of useful bytes = %.3f x copy peak\n",
+              aos_gbps, aos_gbps / peak);
+  course::PerfCheck perf;
+  perf.what = "advance_soa, 2^25 particles";
+  perf.measured = course::effective_bandwidth_gbps(bytes, 0, soa_time.median_ms);
+  perf.unit = "GB/s";
+  perf.baseline = peak;
+  perf.baseline_name = "the device-to-device copy peak";
+  perf.required_ratio = kSoAFractionOfCopyPeak;
+  perf.timing = soa_time;
+  perf.ceiling = course::bandwidth_ceiling_gbps(&perf.ceiling_name);
+  perf.verify_timed_output(course::all_close(expected, device.x.download(), {1e-5, 1e-5}));
+  perf.hint = "one thread per particle, and each array indexed by the thread's global index: a warp then reads "
+              "and writes 128 consecutive bytes of each array (TODO(1)).";
+  EXPECT_TRUE(course::meets_ratio(perf));
+}
+
+// 16384 x 16384 floats: 1 GiB read.
+TEST(RowSumsCoalescedPerf, NearTheCopyPeak) {
+  COURSE_REQUIRE_TIMING();
+  SCOPED_TRACE(course::seed_note());
+  const int rows = 16384, cols = 16384;
+  const auto matrix = course::random_floats(static_cast<std::size_t>(rows) * cols, course::test_seed());
+  course::DeviceBuffer<float> in(matrix, "matrix");
+  course::DeviceBuffer<float> sums(rows, "sums");
+  course::Stream stream;
+  const double peak = course::measure_copy_peak_gbps();
+  const auto naive = course::time_on_stream(
+      [&](cudaStream_t s) { row_sums_naive(in.data(), sums.data(), rows, cols, s); }, stream);
+  const auto fresh = course::random_floats(matrix.size(), course::test_seed() + 1);
+  in.upload(fresh);
+  sums.poison();
+  const auto coalesced = course::time_on_stream(
+      [&](cudaStream_t s) { row_sums_coalesced(in.data(), sums.data(), rows, cols, s); }, stream);
+  // Read-only: the copy peak counts a read and a write, so compare bytes read + bytes written
+  // with the peak's (read + write) rate as a read-only stream can go about as fast.
+  const double bytes = 4.0 * rows * cols;
+  const double naive_gbps = course::effective_bandwidth_gbps(bytes, 4.0 * rows, naive.median_ms);
+  std::printf("[  INFO    ] for comparison, the given row_sums_naive: %.1f GB/s = %.3f x copy peak\n", naive_gbps,
+              naive_gbps / peak);
+  course::PerfCheck perf;
+  perf.what = "row_sums_coalesced 16384x16384";
+  perf.measured = course::effective_bandwidth_gbps(bytes, 4.0 * rows, coalesced.median_ms);
+  perf.unit = "GB/s";
+  perf.baseline = peak;
+  perf.baseline_name = "the device-to-device copy peak";
+  perf.required_ratio = kRowSumsFractionOfCopyPeak;
+  perf.timing = coalesced;
+  perf.ceiling = course::bandwidth_ceiling_gbps(&perf.ceiling_name);
+  perf.verify_timed_output(course::all_close(row_sums_on_cpu(fresh, rows, cols), sums.download(), row_tolerance(cols)));
+  perf.hint = "a warp per row with lanes reading consecutive elements; several independent partial sums per lane "
+              "(unrolling) keep more loads in flight (TODO(3)).";
+  EXPECT_TRUE(course::meets_ratio(perf));
+}
+
+}  // namespace
