@@ -12,7 +12,8 @@ Every test that matches an expect-fail line must fail with that text; every othe
 pass (a fixture with no expect-fail line must pass everything). A test skipped here (no GPU)
 leaves its expectation unchecked, and says so.
 
-Usage: tools/check-fixtures.py [--build DIR] [--junit FILE] [--report FILE.md]
+Usage: tools/check-fixtures.py [--build DIR] [--junit FILE] [--report FILE.md] [--chapters A,B]
+  --chapters: only the fixtures of these chapter folders (e.g. 04-coalescing,10-l2-persistence).
   Configures nothing: run `cmake --preset default -DCOURSE_FIXTURES=ON` and build first.
   Without --junit it runs `ctest -L fixture` itself (perf tests stay RUN_SERIAL).
 """
@@ -74,13 +75,16 @@ def main():
     parser.add_argument("--build", default=str(TOP / "build"))
     parser.add_argument("--junit")
     parser.add_argument("--report")
+    parser.add_argument("--chapters", help="comma-separated chapter folders (default: all)")
     args = parser.parse_args()
+    chapters = set(args.chapters.split(",")) if args.chapters else None
     junit = args.junit
     if not junit:
         junit = str(pathlib.Path(args.build).resolve() / "fixtures-report.xml")  # ctest reads it relative to the build
-        subprocess.run(["ctest", "--test-dir", args.build, "-L", "^fixture$", "-j", "4", "--output-junit", junit],
+        select = ["-R", r"^fixture\.[^.]+\.(" + "|".join(map(re.escape, sorted(chapters))) + r")\."] if chapters else []
+        subprocess.run(["ctest", "--test-dir", args.build, "-L", "^fixture$", *select, "-j", "4", "--output-junit", junit],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    fixtures = read_fixtures()
+    fixtures = {key: f for key, f in read_fixtures().items() if chapters is None or key[1] in chapters}
     results = read_results(junit)
 
     rows, mismatches, unchecked = [], 0, 0

@@ -21,8 +21,11 @@ def rows(name):
         return list(csv.DictReader(f))
 
 
-def measured_on():
-    with open(os.path.join(DATA, "measured-on.txt")) as f:
+def measured_on(csv_name=None):
+    """The GPU and date of the measurement: <csv stem>.measured-on.txt when a chapter's data was
+    measured apart from the others (measure.sh run whole removes those), else measured-on.txt."""
+    own = os.path.join(DATA, os.path.splitext(csv_name)[0] + ".measured-on.txt") if csv_name else ""
+    with open(own if own and os.path.exists(own) else os.path.join(DATA, "measured-on.txt")) as f:
         return f.read().strip()
 
 
@@ -43,14 +46,14 @@ def gnuplot(name, script, data):
     print("wrote", os.path.relpath(out))
 
 
-def title(text):
-    return f"set title \"{text}\\n{{/*0.8 {measured_on()}}}\"\n"
+def title(text, csv_name=None):
+    return f"set title \"{text}\\n{{/*0.8 {measured_on(csv_name)}}}\"\n"
 
 
-def labelled_bars(name, heading, ylabel, bars, fmt, offset, extra=""):
+def labelled_bars(name, heading, ylabel, bars, fmt, offset, extra="", csv_name=None):
     """A single-series bar chart of (label, value) pairs, each bar with its value on top."""
     lines = "".join(f'"{label}" {value}\n' for label, value in bars)
-    gnuplot(name, title(heading) + f"""
+    gnuplot(name, title(heading, csv_name) + f"""
 set style data histograms
 set style fill solid 0.85 border -1
 set boxwidth 0.7
@@ -172,9 +175,29 @@ plot $data using 1:1 with lines dt 2 lc rgb '#888888' title "the kernel's durati
 """, lines)
 
 
+def coalescing():
+    data = rows("04-coalescing.csv")
+    copies = [(r["variant"], r["fraction_of_copy"]) for r in data if r["group"] in ("offset", "stride")]
+    labelled_bars("04-coalescing-copies", "Copy kernels: offsets and strides, as a fraction of cudaMemcpy",
+                  "useful bytes / copy peak", copies, "%.2f", "$2+0.03",
+                  "set yrange [0:1]\nset xtics rotate by -35\n", "04-coalescing.csv")
+    names = {"array of structures": "particles, AoS (given)", "structure of arrays": "particles, SoA",
+             "a thread per row": "row sums, thread/row (given)", "a warp per row: 1 sum per lane": "warp/row, 1 sum",
+             "a warp per row: 1 sum per lane (__ldg)": "warp/row, 1 sum, ldg",
+             "a warp per row: 4 sums per lane": "warp/row, 4 sums"}
+    kernels = [(names.get(r["variant"], r["variant"]), r["fraction_of_copy"]) for r in data
+               if r["group"] in ("particles", "row sums")]
+    labelled_bars("04-coalescing-kernels", "The exercises' kernels, as a fraction of cudaMemcpy",
+                  "useful bytes / copy peak", kernels, "%.2f", "$2+0.04",
+                  "set yrange [0:1.2]\nset xtics rotate by -25\n"
+                  "set arrow from graph 0, first 0.70 to graph 1, first 0.70 nohead dt 2 lw 2 lc rgb '#aa0000'\n"
+                  "set label 'test thresholds 0.70' at graph 0.02, first 0.74 tc rgb '#aa0000'\n", "04-coalescing.csv")
+
+
 def main():
     drawn = 0
-    for name, draw in (("01-measuring.csv", measuring), ("06-transpose.csv", transpose), ("05-matmul.csv", matmul), ("07-async-pipeline.csv", pipeline),
+    for name, draw in (("01-measuring.csv", measuring), ("04-coalescing.csv", coalescing),
+                       ("06-transpose.csv", transpose), ("05-matmul.csv", matmul), ("07-async-pipeline.csv", pipeline),
                        ("02-transfers.csv", transfers), ("03-zero-copy.csv", zero_copy)):
         if os.path.exists(os.path.join(DATA, name)):
             draw()
