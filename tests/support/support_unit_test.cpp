@@ -114,9 +114,31 @@ TEST(PerfCheck, LineNamesMeasuredBaselineRatioAndRequirement) {
   check.baseline = 3000;
   check.baseline_name = "copy peak";
   check.required_ratio = 0.75;
+  check.verify_timed_output(::testing::AssertionSuccess());
   const std::string line = course::perf_line(check, 1.0);
   EXPECT_EQ(line, "[  PERF    ] transpose: 1500.0 GB/s = 0.500 x copy peak (3000.0 GB/s); required >= 0.750");
   EXPECT_NE(course::perf_line(check, 0.5).find("required >= 0.375"), std::string::npos);
+}
+
+TEST(PerfCheck, LineSaysWhenTheTimingCannotCount) {
+  course::PerfCheck check;
+  check.what = "soa";
+  check.measured = 900000;
+  check.unit = "GB/s";
+  check.baseline = 3000;
+  check.baseline_name = "copy peak";
+  check.required_ratio = 0.7;
+  EXPECT_NE(course::perf_line(check, 1.0).find("NOT A MEASUREMENT: the timed calls' output was not verified"),
+            std::string::npos);
+  check.verify_timed_output(::testing::AssertionFailure() << "x differs");
+  EXPECT_NE(course::perf_line(check, 1.0).find("NOT A MEASUREMENT: the timed calls left a wrong result"),
+            std::string::npos);
+  check.verify_timed_output(::testing::AssertionSuccess());
+  check.ceiling = 3352;
+  check.ceiling_name = "theoretical DRAM bandwidth";
+  EXPECT_NE(course::perf_line(check, 1.0).find("NOT A MEASUREMENT: more than this GPU can do"), std::string::npos);
+  check.measured = 2000;
+  EXPECT_EQ(course::perf_line(check, 1.0).find("NOT A MEASUREMENT"), std::string::npos);
 }
 
 TEST(PerfCheck, FailureMessageGivesPercentagesAndHint) {

@@ -32,6 +32,14 @@ double perf_threshold_scale() {
   return scale;
 }
 
+std::string why_not_counted(const PerfCheck& c) {
+  if (!c.output_verified) return "the timed calls' output was not verified";
+  if (!c.output_problem.empty()) return "the timed calls left a wrong result";
+  if (!events_agree_with_host(c.timing)) return "the work ran outside the timed stream";
+  if (c.ceiling > 0 && c.measured > c.ceiling) return "more than this GPU can do (" + c.ceiling_name + ")";
+  return "";
+}
+
 std::string perf_line(const PerfCheck& c, double scale) {
   const double ratio = c.baseline > 0 ? c.measured / c.baseline : 0;
   char buffer[512];
@@ -51,6 +59,10 @@ std::string perf_line(const PerfCheck& c, double scale) {
                   c.timing.host_median_ms);
     line += buffer;
   }
+  // Said on the line itself, so that a summary listing only these lines never shows an
+  // impossible rate as if it had been measured.
+  const std::string reason = why_not_counted(c);
+  if (!reason.empty()) line += "; NOT A MEASUREMENT: " + reason;
   return line;
 }
 

@@ -49,9 +49,13 @@ struct PerfCheck {
 /// host's median is far above the events' (more than 0.1 ms and more than 30% apart).
 bool events_agree_with_host(const TimingStats& timing);
 
+/// Why the timing of a check cannot count (output not verified or wrong, work outside the
+/// timed stream, a rate above the ceiling), or "" when it can.
+std::string why_not_counted(const PerfCheck& check);
+
 /// The one-line report every perf test prints (the grade summary reads it):
 /// "[  PERF    ] <what>: <measured> <unit> = <ratio> x <baseline name> (<baseline> <unit>);
-///  required >= <ratio>".
+///  required >= <ratio>", ending in "; NOT A MEASUREMENT: <why_not_counted>" when it cannot count.
 std::string perf_line(const PerfCheck& check, double scale);
 
 /// Judges a check without printing. In this order, it fails when: the timed calls' output was
