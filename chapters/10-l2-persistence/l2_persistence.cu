@@ -5,19 +5,21 @@
 #include "l2_persistence.h"
 
 L2WindowPlan plan_persisting_window(std::size_t hot_bytes, std::size_t max_persisting_bytes,
-                                    std::size_t max_window_bytes) {
+                                    std::size_t max_window_bytes, std::size_t l2_bytes) {
   L2WindowPlan plan;
-  // TODO(1): An empty plan if any input is 0. Else: carve-out = min(hot, max persisting);
+  // TODO(1): An empty plan if any input is 0. Else: carve-out = min(hot, max persisting, L2 / 2);
   //          window = min(hot, max window); hit ratio = min(1, carve-out / window).
   (void)hot_bytes;
   (void)max_persisting_bytes;
   (void)max_window_bytes;
+  (void)l2_bytes;
   return plan;
 }
 
 L2WindowPlan set_persisting_window(cudaStream_t stream, const void* hot, std::size_t hot_bytes) {
-  // TODO(2): Read this device's limits (cudaDevAttrMaxPersistingL2CacheSize and
-  //          cudaDevAttrMaxAccessPolicyWindowSize) and plan with plan_persisting_window.
+  // TODO(2): Read this device's limits (cudaDevAttrMaxPersistingL2CacheSize,
+  //          cudaDevAttrMaxAccessPolicyWindowSize, cudaDevAttrL2CacheSize) and plan with
+  //          plan_persisting_window.
   // TODO(3): Set the carve-out: cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, ...).
   // TODO(4): Set the window on `stream`: a cudaStreamAttrValue whose accessPolicyWindow has
   //          base_ptr = hot, num_bytes, hitRatio, hitProp = cudaAccessPropertyPersisting and

@@ -22,14 +22,19 @@ struct L2WindowPlan {
   float hit_ratio = 0.0f;           ///< the share of the window's lines that persist
 };
 
-/// The plan for a hot buffer of `hot_bytes`, on a device whose persisting carve-out may be at
-/// most `max_persisting_bytes` (cudaDevAttrMaxPersistingL2CacheSize) and whose window at most
-/// `max_window_bytes` (cudaDevAttrMaxAccessPolicyWindowSize): the carve-out is as large as the
-/// hot buffer but no larger than allowed; the window covers the hot buffer but no more than
-/// allowed; the hit ratio is the share of the window that fits in the carve-out (at most 1), so
-/// that persisting lines do not evict each other. An empty plan (all 0) when any input is 0.
+/// The plan for a hot buffer of `hot_bytes` on a device with `l2_bytes` of L2
+/// (cudaDevAttrL2CacheSize), whose persisting carve-out may be at most `max_persisting_bytes`
+/// (cudaDevAttrMaxPersistingL2CacheSize) and whose window at most `max_window_bytes`
+/// (cudaDevAttrMaxAccessPolicyWindowSize):
+/// - carve-out = min(hot, max persisting, L2 / 2): as large as the hot buffer, but never more
+///   than allowed, and never more than half the L2 (on the H100 a larger carve-out slowed the
+///   rest of the traffic down by 20 to 50 %, see the chapter's text);
+/// - window = min(hot, max window): it covers the hot buffer, but no more than allowed;
+/// - hit ratio = min(1, carve-out / window): the share of the window that fits in the
+///   carve-out, so that persisting lines do not evict each other.
+/// An empty plan (all 0) when any input is 0.
 L2WindowPlan plan_persisting_window(std::size_t hot_bytes, std::size_t max_persisting_bytes,
-                                    std::size_t max_window_bytes);
+                                    std::size_t max_window_bytes, std::size_t l2_bytes);
 
 /// Makes the L2 keep `hot` (hot_bytes long) for the work on `stream`: sets the carve-out and a
 /// window on `stream` (persisting hits, streaming misses) as `plan_persisting_window` plans for
@@ -40,7 +45,8 @@ L2WindowPlan set_persisting_window(cudaStream_t stream, const void* hot, std::si
 /// (cudaCtxResetPersistingL2Cache), carve-out 0.
 void clear_persisting_window(cudaStream_t stream);
 
-/// Given: `rounds` passes over `hot` (hot_count floats, gathered by a pseudo-random index) while
-/// streaming `stream_count` floats from `in` to `out`; out[i] = in[i] + hot[index(i)].
+/// Given: out[i] = in[i] + hot[i % hot_count] for i < stream_count: the hot table is swept again
+/// and again while `in` and `out` stream through the L2 once. Needs hot_count <= stream_count
+/// < 2^32 - 2^24 (32-bit indices); throws std::invalid_argument otherwise.
 void enqueue_hot_and_streaming(const float* hot, std::size_t hot_count, const float* in, float* out,
                                std::size_t stream_count, cudaStream_t stream);

@@ -194,9 +194,56 @@ def coalescing():
                   "set label 'test thresholds 0.70' at graph 0.02, first 0.74 tc rgb '#aa0000'\n", "04-coalescing.csv")
 
 
+def l2_persistence():
+    data = rows("10-l2-persistence.csv")
+    planned = [r for r in data if r["planned"] == "1"]
+    lines = "".join(f'{r["hot_mib"]} {r["speedup"]}\n' for r in planned if r["access"] == "in order")
+    lines += "\n\n" + "".join(f'{r["hot_mib"]} {r["speedup"]}\n' for r in planned if r["access"] == "at random")
+    gnuplot("10-l2-persistence-planned",
+            title("1 GiB streamed in and out while a hot table is swept: time without / with the planned window",
+                  "10-l2-persistence.csv") + """
+set xlabel "hot table (MiB)"
+set ylabel "speed-up from the window"
+set yrange [0.8:1.2]
+set xrange [0:100]
+set key bottom left
+set arrow from 25, graph 0 to 25, graph 1 nohead dt 3 lc rgb '#888888'
+set label "carve-out capped at half the L2" at 26, first 1.18 tc rgb '#666666'
+set arrow from graph 0, first 0.95 to graph 1, first 0.95 nohead dt 2 lw 2 lc rgb '#aa0000'
+set label "test guard 0.95 (at 16 MiB)" at graph 0.55, first 0.965 tc rgb '#aa0000'
+plot 1 with lines dt 3 lc rgb '#888888' notitle, \\
+     $data index 0 using 1:2 with linespoints lw 2 pt 7 lc rgb '#3070c0' title "table swept in order (the given kernel)", \\
+     $data index 1 using 1:2 with linespoints lw 2 pt 5 lc rgb '#f0a030' title "table read at random"
+""", lines)
+    seen, blocks = set(), []
+    for hot in ("16", "24"):
+        points = []
+        for r in data:
+            if (r["hot_mib"] == hot and r["planned"] == "0" and r["miss"] == "streaming" and r["window_mib"] == hot
+                    and abs(float(r["hit_ratio"]) - min(1.0, float(r["carve_out_mib"]) / float(hot))) < 0.01
+                    and (hot, r["carve_out_mib"]) not in seen):
+                seen.add((hot, r["carve_out_mib"]))
+                points.append((float(r["carve_out_mib"]), r["speedup"]))
+        blocks.append("".join(f"{c} {v}\n" for c, v in sorted(points)))
+    gnuplot("10-l2-persistence-carve-out",
+            title("The same work against the carve-out's size (hit ratio min(1, carve-out / table))",
+                  "10-l2-persistence.csv") + """
+set xlabel "persisting carve-out (MiB of the 50 MiB L2)"
+set ylabel "speed-up from the window"
+set yrange [0.4:1.2]
+set key bottom left
+set arrow from 25, graph 0 to 25, graph 1 nohead dt 3 lc rgb '#888888'
+set label "half the L2" at 25.3, first 1.15 tc rgb '#666666'
+plot 1 with lines dt 3 lc rgb '#888888' notitle, \\
+     $data index 0 using 1:2 with linespoints lw 2 pt 7 lc rgb '#3070c0' title "16 MiB table", \\
+     $data index 1 using 1:2 with linespoints lw 2 pt 5 lc rgb '#2a8a2a' title "24 MiB table"
+""", "\n\n".join(blocks))
+
+
 def main():
     drawn = 0
     for name, draw in (("01-measuring.csv", measuring), ("04-coalescing.csv", coalescing),
+                       ("10-l2-persistence.csv", l2_persistence),
                        ("06-transpose.csv", transpose), ("05-matmul.csv", matmul), ("07-async-pipeline.csv", pipeline),
                        ("02-transfers.csv", transfers), ("03-zero-copy.csv", zero_copy)):
         if os.path.exists(os.path.join(DATA, name)):

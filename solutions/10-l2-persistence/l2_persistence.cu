@@ -22,10 +22,11 @@ int device_attribute(cudaDeviceAttr attribute) {
 }  // namespace
 
 L2WindowPlan plan_persisting_window(std::size_t hot_bytes, std::size_t max_persisting_bytes,
-                                    std::size_t max_window_bytes) {
+                                    std::size_t max_window_bytes, std::size_t l2_bytes) {
   L2WindowPlan plan;
-  if (hot_bytes == 0 || max_persisting_bytes == 0 || max_window_bytes == 0) return plan;
-  plan.carve_out_bytes = std::min(hot_bytes, max_persisting_bytes);
+  if (hot_bytes == 0 || max_persisting_bytes == 0 || max_window_bytes == 0 || l2_bytes == 0) return plan;
+  // Half the L2 at most stays for everything else (measured on the H100: more slows it all down).
+  plan.carve_out_bytes = std::min({hot_bytes, max_persisting_bytes, l2_bytes / 2});
   plan.window_bytes = std::min(hot_bytes, max_window_bytes);
   // More persisting lines than the carve-out holds would evict each other (thrashing).
   plan.hit_ratio = std::min(1.0f, static_cast<float>(static_cast<double>(plan.carve_out_bytes) / plan.window_bytes));
@@ -35,7 +36,8 @@ L2WindowPlan plan_persisting_window(std::size_t hot_bytes, std::size_t max_persi
 L2WindowPlan set_persisting_window(cudaStream_t stream, const void* hot, std::size_t hot_bytes) {
   const L2WindowPlan plan =
       plan_persisting_window(hot_bytes, static_cast<std::size_t>(device_attribute(cudaDevAttrMaxPersistingL2CacheSize)),
-                             static_cast<std::size_t>(device_attribute(cudaDevAttrMaxAccessPolicyWindowSize)));
+                             static_cast<std::size_t>(device_attribute(cudaDevAttrMaxAccessPolicyWindowSize)),
+                             static_cast<std::size_t>(device_attribute(cudaDevAttrL2CacheSize)));
   if (plan.window_bytes == 0) return plan;  // no persisting L2 on this device
   check(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, plan.carve_out_bytes), "cudaDeviceSetLimit");
   cudaStreamAttrValue value{};

@@ -1,7 +1,8 @@
 // Tests of chapter 10 (persisting L2 window). Built once, linked against the starter and
-// against the reference solution. No speed threshold: on the H100 the gain is small and shows
-// only once hot and streaming data overflow the L2 (see the chapter's text); the tests check
-// the plan, and what the stream and the device hold after your calls.
+// against the reference solution. No speed-up is required: on the H100 the gain is 1.06-1.13x
+// at best, too close to 1 for a threshold with margin (see the chapter's text). The tests check
+// the plan, what the stream and the device hold after your calls, and that the window does not
+// slow the work down (a carve-out of more than half the L2 does, by a third to a half).
 #include <string>
 #include <vector>
 
@@ -14,22 +15,31 @@ constexpr std::size_t kMiB = std::size_t{1} << 20;
 
 void expect_plan(const L2WindowPlan& got, std::size_t carve_out, std::size_t window, float ratio,
                  const std::string& what) {
-  EXPECT_EQ(got.carve_out_bytes, carve_out) << what << ": carve-out = min(hot, max persisting) (TODO(1))";
+  EXPECT_EQ(got.carve_out_bytes, carve_out) << what << ": carve-out = min(hot, max persisting, L2 / 2) (TODO(1))";
   EXPECT_EQ(got.window_bytes, window) << what << ": window = min(hot, max window) (TODO(1))";
   EXPECT_NEAR(got.hit_ratio, ratio, 1e-6) << what << ": hit ratio = min(1, carve-out / window) (TODO(1))";
 }
 
 TEST(PlanPersistingWindow, FitsTheDevicesLimits) {
-  // H100-like limits: 37.5 MiB of persisting L2 at most, windows of at most 128 MiB.
-  const std::size_t max_persisting = 75 * kMiB / 2;
+  // H100 limits: 50 MiB of L2, 31.25 MiB of persisting L2 at most, windows of at most 128 MiB.
+  const std::size_t l2 = 50 * kMiB;
+  const std::size_t max_persisting = 125 * kMiB / 4;
   const std::size_t max_window = 128 * kMiB;
-  expect_plan(plan_persisting_window(8 * kMiB, max_persisting, max_window), 8 * kMiB, 8 * kMiB, 1.0f, "8 MiB hot");
-  expect_plan(plan_persisting_window(64 * kMiB, max_persisting, max_window), max_persisting, 64 * kMiB,
-              static_cast<float>(37.5 / 64.0), "64 MiB hot (more than the carve-out)");
-  expect_plan(plan_persisting_window(512 * kMiB, max_persisting, max_window), max_persisting, max_window,
-              static_cast<float>(37.5 / 128.0), "512 MiB hot (more than a window)");
-  expect_plan(plan_persisting_window(0, max_persisting, max_window), 0, 0, 0.0f, "nothing hot");
-  expect_plan(plan_persisting_window(8 * kMiB, 0, max_window), 0, 0, 0.0f, "a device without persisting L2");
+  const std::size_t half = 25 * kMiB;
+  auto plan = [&](std::size_t hot) { return plan_persisting_window(hot, max_persisting, max_window, l2); };
+  expect_plan(plan(8 * kMiB), 8 * kMiB, 8 * kMiB, 1.0f, "8 MiB hot");
+  expect_plan(plan(24 * kMiB), 24 * kMiB, 24 * kMiB, 1.0f, "24 MiB hot");
+  expect_plan(plan(30 * kMiB), half, 30 * kMiB, static_cast<float>(25.0 / 30.0),
+              "30 MiB hot (allowed as a carve-out, but more than half the L2)");
+  expect_plan(plan(64 * kMiB), half, 64 * kMiB, static_cast<float>(25.0 / 64.0), "64 MiB hot");
+  expect_plan(plan(512 * kMiB), half, max_window, static_cast<float>(25.0 / 128.0),
+              "512 MiB hot (more than a window)");
+  // A larger L2 (96 MiB) whose persisting limit is below half of it.
+  expect_plan(plan_persisting_window(64 * kMiB, max_persisting, max_window, 96 * kMiB), max_persisting, 64 * kMiB,
+              static_cast<float>(31.25 / 64.0), "64 MiB hot, 96 MiB of L2 (the device's limit binds)");
+  expect_plan(plan(0), 0, 0, 0.0f, "nothing hot");
+  expect_plan(plan_persisting_window(8 * kMiB, 0, max_window, l2), 0, 0, 0.0f, "a device without persisting L2");
+  expect_plan(plan_persisting_window(8 * kMiB, max_persisting, max_window, 0), 0, 0, 0.0f, "no L2 size");
 }
 
 struct StreamWindow {
@@ -44,6 +54,14 @@ StreamWindow observe(cudaStream_t stream) {
   seen.window = value.accessPolicyWindow;
   CUDA_CHECK(cudaDeviceGetLimit(&seen.limit, cudaLimitPersistingL2CacheSize));
   return seen;
+}
+
+// Fails the test when set_persisting_window left `stream` without a window: what follows would
+// time or check plain work.
+void require_window_on(cudaStream_t stream) {
+  const auto seen = observe(stream);
+  ASSERT_GT(seen.window.num_bytes, 0u) << "set_persisting_window left no window on the stream it was given: "
+                                       << "there is nothing to check with the window on (TODO(2)-(4))";
 }
 
 int attribute(cudaDeviceAttr which) {
@@ -65,13 +83,12 @@ TEST_P(PersistingWindowTechnique, SetOnTheStreamAndClearedAfterwards) {
   if (max_persisting == 0 || max_window == 0) GTEST_SKIP() << "this GPU has no persisting L2 (compute capability < 8.0)";
   const std::size_t hot_bytes = GetParam();
   course::DeviceBuffer<float> hot(hot_bytes / sizeof(float));
-  cudaStream_t stream = nullptr;
-  cudaStream_t other = nullptr;
-  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  CUDA_CHECK(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
+  course::Stream stream(cudaStreamNonBlocking);
+  course::Stream other(cudaStreamNonBlocking);
 
   const L2WindowPlan plan = set_persisting_window(stream, hot.data(), hot.bytes());
-  const L2WindowPlan expected = plan_persisting_window(hot.bytes(), max_persisting, max_window);
+  const L2WindowPlan expected = plan_persisting_window(hot.bytes(), max_persisting, max_window,
+                                                      static_cast<std::size_t>(attribute(cudaDevAttrL2CacheSize)));
   const StreamWindow set = observe(stream);
   const StreamWindow untouched = observe(other);
   const std::string what = std::to_string(hot_bytes / kMiB) + " MiB hot";
@@ -91,9 +108,6 @@ TEST_P(PersistingWindowTechnique, SetOnTheStreamAndClearedAfterwards) {
   const StreamWindow cleared = observe(stream);
   EXPECT_EQ(cleared.window.num_bytes, 0u) << what << ": the stream still has a window after clearing (TODO(5))";
   EXPECT_EQ(cleared.limit, 0u) << what << ": the carve-out is still " << cleared.limit << " bytes after clearing (TODO(5))";
-
-  CUDA_CHECK(cudaStreamDestroy(stream));
-  CUDA_CHECK(cudaStreamDestroy(other));
 }
 
 INSTANTIATE_TEST_SUITE_P(HotSizes, PersistingWindowTechnique,
@@ -112,19 +126,61 @@ TEST(PersistingWindow, WorkIsRightWithTheWindow) {
   for (std::size_t i = 0; i < count; ++i) in_host[i] = static_cast<float>(i % 13);
   course::DeviceBuffer<float> hot(hot_host), in(in_host), out(count);
   out.poison();
-  cudaStream_t stream = nullptr;
-  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  course::Stream stream(cudaStreamNonBlocking);
   set_persisting_window(stream, hot.data(), hot.bytes());
+  ASSERT_NO_FATAL_FAILURE(require_window_on(stream));
   enqueue_hot_and_streaming(hot.data(), hot_count, in.data(), out.data(), count, stream);
   CUDA_CHECK_LAUNCH("enqueue_hot_and_streaming");
   CUDA_CHECK(cudaStreamSynchronize(stream));
   clear_persisting_window(stream);
-  CUDA_CHECK(cudaStreamDestroy(stream));
-  const std::vector<float> result = out.download();
-  for (std::size_t i = 0; i < count; i += 4099) {
-    const unsigned index = static_cast<unsigned>((i * 2654435761u) % hot_count);
-    ASSERT_EQ(result[i], in_host[i] + hot_host[index]) << "at index " << i;
-  }
+  std::vector<float> expected(count);
+  for (std::size_t i = 0; i < count; ++i) expected[i] = in_host[i] + hot_host[i % hot_count];
+  EXPECT_TRUE(course::all_close(expected, out.download(), {0, 0}))
+      << "out[i] = in[i] + hot[i % hot_count] with the window set by set_persisting_window";
+}
+
+// 16 MiB hot table swept while 1 GiB streams in and 1 GiB out (the calibration's setting).
+// H100 80GB HBM3 (2026-11-23, calibrate_l2_persistence): the reference's window makes the work
+// 1.10-1.11x faster; a carve-out at the device's maximum (31.25 MiB of 50) makes it 0.53x as
+// fast, 26 MiB 0.66x, and a hit ratio of 0.5 0.92x. Required: at least 0.95x, a guard against
+// a window that costs more than it saves, not a speed-up.
+constexpr double kWindowedOverPlain = 0.95;
+
+TEST(PersistingWindowPerf, NoSlowerThanWithoutAWindow) {
+  COURSE_REQUIRE_TIMING();
+  if (attribute(cudaDevAttrMaxPersistingL2CacheSize) == 0) GTEST_SKIP() << "this GPU has no persisting L2";
+  const std::size_t hot_count = (std::size_t{16} << 20) / sizeof(float);
+  const std::size_t count = std::size_t{1} << 28;
+  std::vector<float> hot_host(hot_count), in_host(count);
+  for (std::size_t i = 0; i < hot_count; ++i) hot_host[i] = static_cast<float>(i % 251);
+  for (std::size_t i = 0; i < count; ++i) in_host[i] = static_cast<float>(i % 7);
+  course::DeviceBuffer<float> hot(hot_host, "hot"), in(in_host, "in"), out(count, "out");
+  course::Stream stream(cudaStreamNonBlocking);
+  auto work = [&](cudaStream_t s) { enqueue_hot_and_streaming(hot.data(), hot_count, in.data(), out.data(), count, s); };
+  const auto plain = course::time_on_stream(work, stream);
+  out.poison();
+  const L2WindowPlan plan = set_persisting_window(stream, hot.data(), hot.bytes());
+  ASSERT_NO_FATAL_FAILURE(require_window_on(stream));
+  const auto windowed = course::time_on_stream(work, stream);
+  clear_persisting_window(stream);
+  std::vector<float> expected(count);
+  for (std::size_t i = 0; i < count; ++i) expected[i] = in_host[i] + hot_host[i % hot_count];
+  const double streamed = 8.0 * count;  // in and out; the hot table's reads not counted
+  course::PerfCheck perf;
+  perf.what = "the given kernel with set_persisting_window's window (carve-out " +
+              std::to_string(plan.carve_out_bytes >> 20) + " MiB, hit ratio " + std::to_string(plan.hit_ratio) + ")";
+  perf.measured = course::effective_bandwidth_gbps(streamed, 0, windowed.median_ms);
+  perf.unit = "GB/s";
+  perf.baseline = course::effective_bandwidth_gbps(streamed, 0, plain.median_ms);
+  perf.baseline_name = "the same kernel without a window";
+  perf.required_ratio = kWindowedOverPlain;
+  perf.timing = windowed;
+  perf.ceiling = course::bandwidth_ceiling_gbps(&perf.ceiling_name);
+  perf.verify_timed_output(course::all_close(expected, out.download(), {0, 0}));
+  perf.hint = "a carve-out of more than half the L2 leaves too little cache for the streaming data, and a hit "
+              "ratio below 1 for a table that fits in the carve-out marks the rest of it as streaming: plan as "
+              "TODO(1) says, and set exactly the planned carve-out (TODO(3)).";
+  EXPECT_TRUE(course::meets_ratio(perf));
 }
 
 }  // namespace
