@@ -17,20 +17,25 @@
 /// One particle, as an array of structures stores it: 32 bytes, of which a step reads 24 and
 /// writes 12.
 struct Particle {
-  float x, y, z;
-  float vx, vy, vz;
-  float mass, charge;
+  float x;       ///< position
+  float y;       ///< position
+  float z;       ///< position
+  float vx;      ///< velocity
+  float vy;      ///< velocity
+  float vz;      ///< velocity
+  float mass;    ///< not used by a step
+  float charge;  ///< not used by a step
 };
 
 /// The same particles as a structure of arrays: each field its own array of `count` floats.
 struct ParticlesSoA {
-  float* x;
-  float* y;
-  float* z;
-  const float* vx;
-  const float* vy;
-  const float* vz;
-  std::size_t count;
+  float* x;           ///< positions, `count` floats
+  float* y;           ///< positions
+  float* z;           ///< positions
+  const float* vx;    ///< velocities, `count` floats
+  const float* vy;    ///< velocities
+  const float* vz;    ///< velocities
+  std::size_t count;  ///< particles
 };
 
 /// Given: one time step on an array of structures, p[i].x += p[i].vx * dt (and y, z).

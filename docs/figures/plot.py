@@ -240,9 +240,17 @@ plot 1 with lines dt 3 lc rgb '#888888' notitle, \\
 """, "\n\n".join(blocks))
 
 
+def instructions():
+    data = rows("09-instructions.csv")
+    bars = [(r["variant"], f'{float(r["rate"]):.0f}') for r in data if r["section"] == "math"]
+    labelled_bars("09-instructions-math", "Math functions and their intrinsics: evaluations per second (G/s)", "G/s",
+                  bars, "%.0f", "$2+120", "set yrange [0:4000]\nset xtics noenhanced rotate by -30\n", "09-instructions.csv")
+
+
 def main():
     drawn = 0
     for name, draw in (("01-measuring.csv", measuring), ("04-coalescing.csv", coalescing),
+                       ("09-instructions.csv", instructions),
                        ("10-l2-persistence.csv", l2_persistence),
                        ("06-transpose.csv", transpose), ("05-matmul.csv", matmul), ("07-async-pipeline.csv", pipeline),
                        ("02-transfers.csv", transfers), ("03-zero-copy.csv", zero_copy)):

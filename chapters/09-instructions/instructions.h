@@ -1,0 +1,66 @@
+/// @file instructions.h
+/// @brief Chapter 09 contract: warps that take one path, and a sum that is both fast and right.
+///
+/// Exercises (in uniform_paths.cu and accurate_sum.cu): the same per-element work as the given
+/// branchy kernel, arranged so that all 32 threads of a warp take the same branch; and the sum
+/// of a large float array to within 2 ulp of the exact sum, at the speed of memory. The
+/// functions only enqueue work on `stream` and return; the caller synchronises and checks errors.
+///
+/// **Rules** (checked by the `...Technique` tests from what ran):
+/// - Your own kernels only (no cuBLAS, CUB or Thrust), on the stream you are given, no copies.
+/// - `shade_uniform` computes every element with `even_path` / `odd_path` below, unchanged.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstddef>
+
+/// Terms of the polynomial of the even elements.
+constexpr int kEvenTerms = 512;
+/// Terms of the polynomial of the odd elements (in x squared).
+constexpr int kOddTerms = 384;
+
+/// The k-th coefficient of a path: small values in [-0.5, 0.4375] that follow no simple
+/// formula a compiler could fold.
+__host__ __device__ inline float path_coefficient(int k, int salt) {
+  return static_cast<float>((k * 37 + salt) % 17 - 8) * 0.0625f;
+}
+
+/// The work of an element at an even index: a polynomial of degree kEvenTerms - 1 in x,
+/// evaluated by Horner's rule (one fused multiply-add per term).
+__host__ __device__ inline float even_path(float x) {
+  float y = 0.0f;
+  for (int k = 0; k < kEvenTerms; ++k) y = fmaf(y, x, path_coefficient(k, 3));
+  return y;
+}
+
+/// The work of an element at an odd index: a polynomial of degree kOddTerms - 1 in x * x,
+/// times x.
+__host__ __device__ inline float odd_path(float x) {
+  const float x2 = x * x;
+  float y = 0.0f;
+  for (int k = 0; k < kOddTerms; ++k) y = fmaf(y, x2, path_coefficient(k, 11));
+  return y * x;
+}
+
+/// Given: out[i] = even_path(in[i]) for even i, odd_path(in[i]) for odd i, one thread per
+/// element: in every warp, 16 threads take one branch and 16 the other, so each warp runs both.
+void shade_branchy(const float* in, float* out, int n, cudaStream_t stream);
+
+/// Exercise 1: the same results (any n >= 0), with the threads of each warp all working on
+/// even elements or all on odd ones, so that a warp runs one path only.
+void shade_uniform(const float* in, float* out, int n, cudaStream_t stream);
+
+/// Doubles of scratch memory the sums may use (device memory, contents undefined on entry).
+constexpr std::size_t kSumWorkspaceDoubles = 4096;
+
+/// Given: the sum of in[0..n) in float: each thread adds its elements, the block adds its
+/// threads' sums, and each block adds its result to *result with atomicAdd. Fast, but both the
+/// result and its error depend on the order of the additions.
+void sum_float(const float* in, std::size_t n, float* result, double* workspace, cudaStream_t stream);
+
+/// Exercise 2: *result = the sum of in[0..n) (n >= 0), within 2 ulp of the exact sum rounded
+/// to float, whatever the order and signs of the values; `result` and `workspace` are device
+/// memory. As fast as reading the input allows (see the chapter's tests).
+void sum_accurate(const float* in, std::size_t n, float* result, double* workspace, cudaStream_t stream);
