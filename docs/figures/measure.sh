@@ -7,7 +7,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$top/build}
 data=$top/docs/data
 mkdir -p "$data"
-for program in calibrate_measuring calibrate_coalescing calibrate_instructions calibrate_l2_persistence calibrate_transpose calibrate_matmul calibrate_pipeline calibrate_transfers calibrate_zero_copy; do
+for program in calibrate_measuring calibrate_coalescing calibrate_execution_config calibrate_instructions calibrate_l2_persistence calibrate_transpose calibrate_matmul calibrate_pipeline calibrate_transfers calibrate_zero_copy; do
   [ -x "$build/$program" ] || { echo "missing $build/$program: build with the solutions first" >&2; exit 1; }
 done
 rm -f "$data"/*.measured-on.txt  # every chapter measured now, on this GPU
@@ -16,6 +16,7 @@ echo "$gpu, driver $(echo "$gpu" | cut -d, -f2 | tr -d ' '), CUDA $(nvcc --versi
   sed 's/, [0-9.]*, driver/, driver/' >"$data/measured-on.txt"
 "$build/calibrate_measuring" --csv "$data/01-measuring.csv"
 "$build/calibrate_coalescing" --csv "$data/04-coalescing.csv"
+"$build/calibrate_execution_config" --csv "$data/08-execution-config.csv"
 "$build/calibrate_instructions" --csv "$data/09-instructions.csv"
 "$build/calibrate_l2_persistence" --csv "$data/10-l2-persistence.csv"
 "$build/calibrate_transpose" --csv "$data/06-transpose.csv"

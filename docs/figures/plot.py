@@ -247,9 +247,34 @@ def instructions():
                   bars, "%.0f", "$2+120", "set yrange [0:4000]\nset xtics noenhanced rotate by -30\n", "09-instructions.csv")
 
 
+def execution_config():
+    data = rows("08-execution-config.csv")
+    occupancy = [(f'{r["x"]} ({float(r["variant"]):.2f})', f'{float(r["value"]):.1f}') for r in data
+                 if r["section"] == "occupancy"]
+    labelled_bars("08-execution-config-occupancy",
+                  "Chasing 2^{20} chains: rate against block size (occupancy), 48 KiB of shared memory per block",
+                  "G links/s", occupancy, "%.1f", "$2+2", "set yrange [0:65]\nset xlabel 'threads per block (occupancy)'\n"
+                  "set xtics rotate by -30\n", "08-execution-config.csv")
+    tasks = {}
+    for r in data:
+        if r["section"] == "tasks":
+            tasks.setdefault(int(r["x"]), {})[r["variant"]] = float(r["value"])
+    lines = "".join(f'{n} {v["serial"]} {v["concurrent"]}\n' for n, v in sorted(tasks.items()))
+    gnuplot("08-execution-config-tasks", title("Small kernels: one stream against eight", "08-execution-config.csv") + """
+set logscale xy
+set xlabel "tasks (4 blocks each)"
+set ylabel "time (ms)"
+set format x "%g"
+set format y "%g"
+plot $data using 1:2 with linespoints lw 2 pt 7 lc rgb '#bbbbbb' title "one stream (given)", \\
+     '' using 1:3 with linespoints lw 2 pt 5 lc rgb '#3070c0' title "eight streams, joined by events"
+""", lines)
+
+
 def main():
     drawn = 0
     for name, draw in (("01-measuring.csv", measuring), ("04-coalescing.csv", coalescing),
+                       ("08-execution-config.csv", execution_config),
                        ("09-instructions.csv", instructions),
                        ("10-l2-persistence.csv", l2_persistence),
                        ("06-transpose.csv", transpose), ("05-matmul.csv", matmul), ("07-async-pipeline.csv", pipeline),

@@ -1,0 +1,17 @@
+// Reference solution of chapter 08, exercise 1: the occupancy API chooses the block size.
+#include <algorithm>
+
+#include "execution_config.h"
+
+LaunchConfig choose_chase_launch(int starts) {
+  LaunchConfig config;
+  if (starts <= 0) return config;
+  // The block size that lets the most threads reside on an SM given the kernel's registers and
+  // its kChaseSharedBytes per block, and the smallest grid that fills every SM with such blocks.
+  int min_grid = 0, block = 0;
+  cudaOccupancyMaxPotentialBlockSize(&min_grid, &block, chase_kernel_handle(), kChaseSharedBytes);
+  config.block = block;
+  // The grid-stride loop covers any number of chains; more blocks than chains / block would idle.
+  config.grid = std::max(1, std::min(min_grid, (starts + block - 1) / block));
+  return config;
+}
