@@ -56,8 +56,11 @@ if(COURSE_TL_FILTER)
 endif()
 # The listing runs the program (its static initialisers too), so it is kept beside the
 # executable and reused until the executable changes: a program that hangs or crashes while
-# starting costs its 20 s once, not at every ctest run.
-set(_course_listing_cache "${COURSE_TL_EXE}.course-listing")
+# starting costs its 20 s once, not at every ctest run. The filter is part of the name: a
+# fixture whose filter changes is listed again.
+string(MD5 _course_filter_hash "${COURSE_TL_FILTER}")
+string(SUBSTRING "${_course_filter_hash}" 0 12 _course_filter_hash)
+set(_course_listing_cache "${COURSE_TL_EXE}.${_course_filter_hash}.course-listing")
 if(EXISTS "${_course_listing_cache}" AND NOT "${COURSE_TL_EXE}" IS_NEWER_THAN "${_course_listing_cache}")
   # First line: the listing's exit status; the rest: its output. (Not REGEX REPLACE with "^":
   # CMake applies it again at every line.)
