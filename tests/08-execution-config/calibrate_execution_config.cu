@@ -12,31 +12,27 @@
 #include "course/calibration.h"
 #include "course/cuda_check.h"
 #include "course/device_buffer.h"
+#include "course/gpu.h"
 #include "course/timing.h"
+#include "chapter_data.h"
 #include "execution_config.h"
 
 int main(int argc, char** argv) {
   return course::run_calibration(argc, argv, "calibrate_execution_config", [](const course::CalibrationArgs& args) {
     std::FILE* csv = args.csv();
     if (csv) std::fprintf(csv, "section,x,variant,value,unit\n");
-    int device = 0, sms = 0, max_threads = 0;
+    int device = 0, max_threads = 0;
     CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     CUDA_CHECK(cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+    const int sms = course::current_device().sm_count;
     course::Stream stream;
 
     // 1. Occupancy: 2^20 chains of 32 links through a random cycle of 2^24 entries.
     const int entries = 1 << 24, starts = 1 << 20, steps = 32;
-    std::vector<int> order(entries), next(entries);
-    std::iota(order.begin(), order.end(), 0);
-    std::mt19937_64 random(5);
-    for (int i = entries - 1; i > 0; --i) std::swap(order[i], order[std::uniform_int_distribution<int>(0, i - 1)(random)]);
-    for (int i = 0; i < entries; ++i) next[order[i]] = order[(i + 1) % entries];
-    course::DeviceBuffer<int> d_next(next, "next"), ends(starts, "ends");
+    course::DeviceBuffer<int> d_next(chapter_data::random_cycle(entries, 5), "next"), ends(starts, "ends");
     std::printf("| block | blocks per SM | occupancy | G links/s |\n| ---: | ---: | ---: | ---: |\n");
     for (int block : {32, 64, 96, 128, 192, 256, 384, 512, 768, 1024}) {
-      int blocks = 0;
-      CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, chase_kernel_handle(), block, kChaseSharedBytes));
+      const int blocks = chapter_data::resident_blocks(block);
       const LaunchConfig config{std::min(sms * blocks, (starts + block - 1) / block), block};
       const auto t = course::time_on_stream(
           [&](cudaStream_t s) { chase(d_next.data(), ends.data(), starts, steps, config, s); }, stream, 2, 5);
@@ -49,30 +45,21 @@ int main(int argc, char** argv) {
     std::printf("choose_chase_launch: grid %d, block %d\n\n", chosen.grid, chosen.block);
 
     // 2. Tasks: serial against concurrent over 8 streams.
-    constexpr int kStreams = 8;
-    cudaStream_t streams[kStreams];
-    cudaEvent_t events[kStreams];
-    for (int s = 0; s < kStreams; ++s) {
-      CUDA_CHECK(cudaStreamCreateWithFlags(&streams[s], cudaStreamNonBlocking));
-      CUDA_CHECK(cudaEventCreateWithFlags(&events[s], cudaEventDisableTiming));
-    }
+    chapter_data::StreamsAndEvents se;
+    constexpr int kStreams = chapter_data::kStreams;
     course::DeviceBuffer<float> partials(64, "partials"), result(1, "result");
     std::printf("| tasks | serial (ms) | concurrent (ms) | speed-up |\n| ---: | ---: | ---: | ---: |\n");
     for (int count : {1, 2, 4, 8, 16, 32, 64}) {
       const auto serial = course::time_on_host(
-          [&] { run_tasks_serial(count, partials.data(), result.data(), streams, kStreams, events); }, 1, 5);
+          [&] { run_tasks_serial(count, partials.data(), result.data(), se.streams, kStreams, se.events); }, 1, 5);
       const auto concurrent = course::time_on_host(
-          [&] { run_tasks(count, partials.data(), result.data(), streams, kStreams, events); }, 1, 5);
+          [&] { run_tasks(count, partials.data(), result.data(), se.streams, kStreams, se.events); }, 1, 5);
       std::printf("| %d | %.3f | %.3f | %.2f |\n", count, serial.median_ms, concurrent.median_ms,
                   serial.median_ms / concurrent.median_ms);
       if (csv) {
         std::fprintf(csv, "tasks,%d,serial,%.4f,ms\n", count, serial.median_ms);
         std::fprintf(csv, "tasks,%d,concurrent,%.4f,ms\n", count, concurrent.median_ms);
       }
-    }
-    for (int s = 0; s < kStreams; ++s) {
-      CUDA_CHECK(cudaStreamDestroy(streams[s]));
-      CUDA_CHECK(cudaEventDestroy(events[s]));
     }
 
     // 3. Scratch memory: 256 batches of several sizes.

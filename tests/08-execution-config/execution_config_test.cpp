@@ -9,43 +9,27 @@
 #include <string>
 #include <vector>
 
+#include "chapter_data.h"
 #include "course/activity.h"
 #include "course/testing.h"
 #include "execution_config.h"
 
 namespace {
 
+using chapter_data::kStreams;
+using chapter_data::random_cycle;
+using chapter_data::resident_blocks;
+using chapter_data::StreamsAndEvents;
+
+int sm_count() { return course::current_device().sm_count; }
+
 // ------------------------------------------------------------------ exercise 1: occupancy
-
-int sm_count() {
-  int device = 0, sms = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return sms;
-}
-
-int resident_blocks(int block) {
-  int blocks = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, chase_kernel_handle(), block, kChaseSharedBytes));
-  return blocks;
-}
 
 // The most chase-kernel threads an SM can hold, over every block size that is a multiple of 32.
 int best_resident_threads() {
   int best = 0;
   for (int block = 32; block <= 1024; block += 32) best = std::max(best, block * resident_blocks(block));
   return best;
-}
-
-// A single cycle through all n entries (Sattolo's shuffle): a chase never stops early.
-std::vector<int> random_cycle(int n, std::uint64_t seed) {
-  std::vector<int> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  std::mt19937_64 random(seed);
-  for (int i = n - 1; i > 0; --i) std::swap(order[i], order[std::uniform_int_distribution<int>(0, i - 1)(random)]);
-  std::vector<int> next(n);
-  for (int i = 0; i < n; ++i) next[order[i]] = order[(i + 1) % n];
-  return next;
 }
 
 std::vector<double> chased_on_cpu(const std::vector<int>& next, int starts, int steps) {
@@ -151,27 +135,6 @@ TEST(ChaseLaunchPerf, WithinTenPercentOfTheBestSweep) {
 }
 
 // ------------------------------------------------------------------ exercise 2: concurrency
-
-constexpr int kStreams = 8;
-
-struct StreamsAndEvents {
-  cudaStream_t streams[kStreams] = {};
-  cudaEvent_t events[kStreams] = {};
-  StreamsAndEvents() {
-    for (int s = 0; s < kStreams; ++s) {
-      CUDA_CHECK(cudaStreamCreateWithFlags(&streams[s], cudaStreamNonBlocking));
-      CUDA_CHECK(cudaEventCreateWithFlags(&events[s], cudaEventDisableTiming));
-    }
-  }
-  ~StreamsAndEvents() {
-    for (int s = 0; s < kStreams; ++s) {
-      cudaStreamDestroy(streams[s]);
-      cudaEventDestroy(events[s]);
-    }
-  }
-  StreamsAndEvents(const StreamsAndEvents&) = delete;
-  StreamsAndEvents& operator=(const StreamsAndEvents&) = delete;
-};
 
 // The combined result of `count` tasks computed by the given serial version.
 float serial_result(int count, StreamsAndEvents& se) {

@@ -12,8 +12,10 @@
 #include "course/calibration.h"
 #include "course/cuda_check.h"
 #include "course/device_buffer.h"
+#include "course/gpu.h"
 #include "course/timing.h"
 #include "instructions.h"
+#include "sum_data.h"
 
 namespace {
 
@@ -133,14 +135,10 @@ __global__ void sum_kahan_float_kernel(const float* __restrict__ in, std::size_t
   if (threadIdx.x % 32 == 0) atomicAdd(result, sum);
 }
 
-double ulp_of(float x) {
-  const float a = std::fabs(x);
-  return static_cast<double>(std::nextafter(a, INFINITY)) - a;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
+  using sum_data::ulp_of;
   return course::run_calibration(argc, argv, "calibrate_instructions", [](const course::CalibrationArgs& args) {
     std::FILE* csv = args.csv();
     if (csv) std::fprintf(csv, "section,variant,rate,unit,max_ulp,max_abs_error\n");
@@ -221,32 +219,16 @@ int main(int argc, char** argv) {
     row("divergence", "branchy: both paths in every warp", shade_n / 1e9 / (t_branchy.median_ms / 1e3), "Gelem/s", -1, -1);
     row("divergence", "uniform: one path per warp", shade_n / 1e9 / (t_uniform.median_ms / 1e3), "Gelem/s", -1, -1);
 
-    // 5. Three sums of 2^26 values of both signs over twelve binades; then the same values with
+    // 5. Three sums of 2^26 values of both signs scaled by 2^-6 to 2^6; then the same values with
     //    +3e7 and -3e7 in turn every 1024 values (the tests' data).
     const std::size_t sum_n = std::size_t{1} << 26;
-    std::vector<float> values(sum_n);
-    {
-      std::mt19937_64 random(13);
-      std::uniform_real_distribution<float> mantissa(-1.0f, 1.0f);
-      std::uniform_int_distribution<int> exponent(-6, 6);
-      for (auto& v : values) v = std::ldexp(mantissa(random), exponent(random));
-    }
     course::DeviceBuffer<float> sum_in(sum_n, "values"), result(1, "result");
     course::DeviceBuffer<double> workspace(kSumWorkspaceDoubles, "workspace");
-    int sms = 0;
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    const int sms = course::current_device().sm_count;
     for (const char* data : {"mixed", "cancelling"}) {
-      if (data[0] == 'c')
-        for (std::size_t i = 0; i < values.size(); i += 1024) values[i] = (i / 1024) % 2 == 0 ? 3.0e7f : -3.0e7f;
+      const auto values = data[0] == 'c' ? sum_data::cancelling_values(sum_n, 13) : sum_data::mixed_values(sum_n, 13);
       sum_in.upload(values);
-      double exact = 0.0, compensation = 0.0, magnitudes = 0.0;
-      for (float f : values) {
-        const double t = exact + f;
-        compensation += std::fabs(exact) >= std::fabs(double{f}) ? (exact - t) + f : (f - t) + exact;
-        exact = t;
-        magnitudes += std::fabs(f);
-      }
-      exact += compensation;
+      const double exact = sum_data::exact_sum(values), magnitudes = sum_data::sum_of_magnitudes(values);
       std::printf("\n%s values: exact sum %.17g; sum of magnitudes %.6g\n", data, exact, magnitudes);
       const std::string section = std::string("sum (") + data + ")";
       auto sum_row = [&](const char* name, const std::function<void(cudaStream_t)>& work) {

@@ -9,6 +9,7 @@
 #include "course/activity.h"
 #include "course/testing.h"
 #include "instructions.h"
+#include "sum_data.h"
 
 namespace {
 
@@ -102,42 +103,10 @@ TEST(ShadeUniformPerf, AtLeast1_6xBranchy) {
 
 // ------------------------------------------------------------------ exercise 2: an accurate sum
 
-// The exact sum of floats, to far below a float's last bit: Neumaier's compensated sum in double.
-double exact_sum(const std::vector<float>& values) {
-  double sum = 0.0, compensation = 0.0;
-  for (float f : values) {
-    const double v = f;
-    const double t = sum + v;
-    compensation += std::fabs(sum) >= std::fabs(v) ? (sum - t) + v : (v - t) + sum;
-    sum = t;
-  }
-  return sum + compensation;
-}
-
-// The distance between |x| and the next float up: one ulp of a float of that magnitude.
-double ulp_of(float x) {
-  const float a = std::fabs(x);
-  return static_cast<double>(std::nextafter(a, INFINITY)) - a;
-}
-
-// Values of both signs over twelve binades: the sum is thousands of times smaller than the
-// sum of magnitudes, so an order of float additions loses many of its bits.
-std::vector<float> mixed_values(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 random(seed);
-  std::uniform_real_distribution<float> mantissa(-1.0f, 1.0f);
-  std::uniform_int_distribution<int> exponent(-6, 6);
-  std::vector<float> values(n);
-  for (auto& v : values) v = std::ldexp(mantissa(random), exponent(random));
-  return values;
-}
-
-// Mixed values with +3e7 and -3e7 in turn every 1024 values: in float, a running sum that holds
-// one of them has an ulp of 2, and the small values added to it are lost.
-std::vector<float> cancelling_values(std::size_t n, std::uint64_t seed) {
-  auto values = mixed_values(n, seed);
-  for (std::size_t i = 0; i < values.size(); i += 1024) values[i] = (i / 1024) % 2 == 0 ? 3.0e7f : -3.0e7f;
-  return values;
-}
+using sum_data::cancelling_values;
+using sum_data::exact_sum;
+using sum_data::mixed_values;
+using sum_data::ulp_of;
 
 ::testing::AssertionResult within_2_ulp(const std::vector<float>& values, float got, const std::string& what) {
   const double exact = exact_sum(values);
@@ -151,7 +120,7 @@ std::vector<float> cancelling_values(std::size_t n, std::uint64_t seed) {
                 "%s: got %.9g, the exact sum is %.17g (%.9g as a float): off by %.3g = %.1f ulp, at most 2 ulp "
                 "allowed (the sum of magnitudes is %.6g)",
                 what.c_str(), got, exact, rounded, error, rounded != 0 ? error / ulp_of(rounded) : INFINITY,
-                [&] { double m = 0; for (float v : values) m += std::fabs(v); return m; }());
+                sum_data::sum_of_magnitudes(values));
   return ::testing::AssertionFailure() << text;
 }
 

@@ -10,6 +10,7 @@
 #include "course/calibration.h"
 #include "course/cuda_check.h"
 #include "course/device_buffer.h"
+#include "course/gpu.h"
 #include "course/timing.h"
 #include "l2_persistence.h"
 
@@ -71,7 +72,7 @@ int main(int argc, char** argv) {
       return;
     }
     std::printf("L2 %d MiB; persisting carve-out at most %.1f MiB; windows of at most %d MiB\n",
-                device_attribute(cudaDevAttrL2CacheSize) >> 20, max_persisting / double(kMiB),
+                static_cast<int>(course::current_device().l2_bytes >> 20), max_persisting / double(kMiB),
                 device_attribute(cudaDevAttrMaxAccessPolicyWindowSize) >> 20);
     const std::size_t count = std::size_t{256} << 20;  // 1 GiB streamed in, 1 GiB out
     course::DeviceBuffer<float> in(count, "in"), out(count, "out");
@@ -79,8 +80,7 @@ int main(int argc, char** argv) {
     course::Stream stream;
     std::printf("\n| hot table read | hot table | window | carve-out | hit ratio | misses | no window (ms) | "
                 "window (ms) | speed-up |\n| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |\n");
-    int sms = 0;
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    const int sms = course::current_device().sm_count;
     auto measure = [&](const Setting& setting) {
       const std::size_t hot_count = setting.hot_mib * kMiB / sizeof(float);
       course::DeviceBuffer<float> hot(hot_count, "hot");
@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
     // 4. Hot tables larger than a carve-out of half the L2: a window over all of it with the hit
     //    ratio that fills the carve-out (misses streaming, or normal), or a window over its first
     //    carve-out bytes only, all of them persisting.
-    const std::size_t half_l2_mib = static_cast<std::size_t>(device_attribute(cudaDevAttrL2CacheSize)) / kMiB / 2;
+    const std::size_t half_l2_mib = course::current_device().l2_bytes / kMiB / 2;
     for (std::size_t mib : {25, 26, 28, 32, 48, 64, 96}) {
       const float ratio = float(half_l2_mib) / float(mib);
       measure({false, mib, false, half_l2_mib, ratio, cudaAccessPropertyStreaming});

@@ -87,8 +87,8 @@ TEST_P(PersistingWindowTechnique, SetOnTheStreamAndClearedAfterwards) {
   course::Stream other(cudaStreamNonBlocking);
 
   const L2WindowPlan plan = set_persisting_window(stream, hot.data(), hot.bytes());
-  const L2WindowPlan expected = plan_persisting_window(hot.bytes(), max_persisting, max_window,
-                                                      static_cast<std::size_t>(attribute(cudaDevAttrL2CacheSize)));
+  const L2WindowPlan expected =
+      plan_persisting_window(hot.bytes(), max_persisting, max_window, course::current_device().l2_bytes);
   const StreamWindow set = observe(stream);
   const StreamWindow untouched = observe(other);
   const std::string what = std::to_string(hot_bytes / kMiB) + " MiB hot";

@@ -1,0 +1,55 @@
+// The data of chapter 09's sums and how their results are judged, shared by the tests and the
+// calibration program.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace sum_data {
+
+// The exact sum of floats, to far below a float's last bit: Neumaier's compensated sum in double.
+inline double exact_sum(const std::vector<float>& values) {
+  double sum = 0.0, compensation = 0.0;
+  for (float f : values) {
+    const double v = f;
+    const double t = sum + v;
+    compensation += std::fabs(sum) >= std::fabs(v) ? (sum - t) + v : (v - t) + sum;
+    sum = t;
+  }
+  return sum + compensation;
+}
+
+inline double sum_of_magnitudes(const std::vector<float>& values) {
+  double sum = 0.0;
+  for (float f : values) sum += std::fabs(f);
+  return sum;
+}
+
+// The distance between |x| and the next float up: one ulp of a float of that magnitude.
+inline double ulp_of(float x) {
+  const float a = std::fabs(x);
+  return static_cast<double>(std::nextafter(a, INFINITY)) - a;
+}
+
+// Values of both signs, in (-1, 1) scaled by 2^-6 to 2^6: the sum is thousands of times
+// smaller than the sum of magnitudes, so an order of float additions loses many of its bits.
+inline std::vector<float> mixed_values(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<float> mantissa(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> exponent(-6, 6);
+  std::vector<float> values(n);
+  for (auto& v : values) v = std::ldexp(mantissa(random), exponent(random));
+  return values;
+}
+
+// Mixed values with +3e7 and -3e7 in turn every 1024 values: in float, a running sum that holds
+// one of them has an ulp of 2, and the small values added to it are lost.
+inline std::vector<float> cancelling_values(std::size_t n, std::uint64_t seed) {
+  auto values = mixed_values(n, seed);
+  for (std::size_t i = 0; i < values.size(); i += 1024) values[i] = (i / 1024) % 2 == 0 ? 3.0e7f : -3.0e7f;
+  return values;
+}
+
+}  // namespace sum_data
