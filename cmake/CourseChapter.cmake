@@ -59,22 +59,69 @@ function(course_isolate_student_build library executable status_dir)
     CUDA_LINKER_LAUNCHER "bash;${launcher};link;${status_dir}")
 endfunction()
 
-# <prefix>.LinkTechnique.UsesNoLibraryButTheCudaRuntime: what `library` calls (CPU only);
-# it fails when the build launchers reported a failed build in `status_dir`.
-function(course_add_link_check library prefix status_dir)
-  set(name "${prefix}.LinkTechnique.UsesNoLibraryButTheCudaRuntime")
+# The libraries every test program links, besides the course's own code: a submission may not
+# define what they define (tools/course_grading/policy.py reads their symbols).
+set(COURSE_PROGRAM_LIBRARIES "")
+foreach(name IN ITEMS libstdc++.so libc.so.6 libm.so.6 libgcc_s.so.1)
+  execute_process(COMMAND "${CMAKE_CXX_COMPILER}" -print-file-name=${name}
+                  OUTPUT_VARIABLE path OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  if(IS_ABSOLUTE "${path}" AND EXISTS "${path}")
+    list(APPEND COURSE_PROGRAM_LIBRARIES "${path}")
+  endif()
+endforeach()
+foreach(target IN ITEMS CUDA::cudart CUDA::cudart_static CUDA::cupti)
+  if(TARGET ${target})
+    list(APPEND COURSE_PROGRAM_LIBRARIES "$<TARGET_FILE:${target}>")
+  endif()
+endforeach()
+
+# <prefix>.CodePolicy.<rule> (CPU only): the object code of `library` (its files but the given
+# ones) against the course's code policy (grading/code-policy.txt, tools/course_grading/policy.py):
+# what it calls, what it defines globally, and that nothing of it runs outside the contract's
+# calls. `tests_obj` is the chapter's tests: what they call tells the contract's functions. Each
+# test fails when the build launchers reported a failed build in `status_dir`.
+function(course_add_code_policy library prefix status_dir given_sources tests_obj)
   string(REPLACE "." ";" parts "${prefix}")
   list(GET parts 0 role)
   list(GET parts -1 chapter)
-  add_test(NAME "${name}"
-           COMMAND "${CMAKE_COMMAND}" -D "LIBRARY=$<TARGET_FILE:${library}>" -D "NM=${CMAKE_NM}"
-                   -D "STATUS_DIR=${status_dir}" -P "${PROJECT_SOURCE_DIR}/cmake/CourseCheckLinks.cmake")
-  if(role STREQUAL "fixture")
-    set(role_label fixture)
-  else()
-    set(role_label "${role}")
+  set(role_label "${role}")
+  set(arguments --library "$<TARGET_FILE:${library}>" --status-dir "${status_dir}"
+      "--judge-tests=$<JOIN:$<TARGET_OBJECTS:${tests_obj}>,|>"
+      --judge "$<TARGET_FILE:course_support>" --judge "$<TARGET_FILE:course_gtest_main>"
+      --policy "${PROJECT_SOURCE_DIR}/grading/code-policy.txt")
+  if(TARGET GTest::gtest)
+    list(APPEND arguments --judge "$<TARGET_FILE:GTest::gtest>")
   endif()
-  set_tests_properties("${name}" PROPERTIES LABELS "${role_label};${chapter};correctness" TIMEOUT 60)
+  foreach(source IN LISTS given_sources)
+    get_filename_component(file_name "${source}" NAME)
+    list(APPEND arguments --given "${file_name}.o")
+  endforeach()
+  foreach(path IN LISTS COURSE_PROGRAM_LIBRARIES)
+    list(APPEND arguments --shared-library "${path}")
+  endforeach()
+  foreach(rule IN ITEMS imports definitions startup)
+    if(rule STREQUAL "imports")
+      set(case CallsOnlyWhatTheCourseAllows)
+    elseif(rule STREQUAL "definitions")
+      set(case DefinesOnlyTheContractGlobally)
+    else()
+      set(case RunsNothingOutsideTheContractCalls)
+    endif()
+    set(name "${prefix}.CodePolicy.${case}")
+    add_test(NAME "${name}"
+             COMMAND Python3::Interpreter "${PROJECT_SOURCE_DIR}/tools/course_grading/policy.py" --rule ${rule}
+                     ${arguments})
+    set_tests_properties("${name}" PROPERTIES LABELS "${role_label};${chapter};correctness" TIMEOUT 60
+                         ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
+  endforeach()
+endfunction()
+
+# Links a chapter's test program: the judge first (the tests, their main, the support library,
+# GoogleTest), the exercise library last, so that the judge's copies of inline functions and
+# template instances are the ones every caller gets, and a submission's definition of a judge
+# function clashes instead of replacing it.
+function(course_link_test_program exe tests_obj exercise_library)
+  target_link_libraries(${exe} PRIVATE ${tests_obj} course_gtest_main course_support GTest::gtest ${exercise_library})
 endfunction()
 
 # Gives `target` the architectures that <dir>/architectures.cmake sets, if any.
@@ -124,14 +171,15 @@ function(course_add_fixtures chapter id solution_dir given_sources)
       course_apply_chapter_architectures(${library} "${solution_dir}")
     endif()
     add_executable(${exe})
-    target_link_libraries(${exe} PRIVATE ${id}_tests_obj ${library} course_gtest_main)
+    course_link_test_program(${exe} ${id}_tests_obj ${library})
     set(status_dir "${CMAKE_BINARY_DIR}/course-build-status/fixture-${name}-${chapter}")
     course_isolate_student_build(${library} ${exe} "${status_dir}")
     file(STRINGS "${fixture_dir}/fixture.txt" filter_line REGEX "^filter:")
     string(REGEX REPLACE "^filter: *" "" filter "${filter_line}")
     set(extra_test_filter "${filter}")
     course_add_test_executable(${exe} "fixture.${name}" ${chapter} "${status_dir}")
-    course_add_link_check(${library} "fixture.${name}.${chapter}" "${status_dir}")
+    course_add_code_policy(${library} "fixture.${name}.${chapter}" "${status_dir}" "${given_sources}"
+                           ${id}_tests_obj)
   endforeach()
 endfunction()
 
@@ -186,13 +234,13 @@ function(course_add_chapter chapter)
   foreach(role IN LISTS roles)
     set(exe ${role}_${id}_tests)
     add_executable(${exe})
-    target_link_libraries(${exe} PRIVATE ${id}_tests_obj ${id}_${role} course_gtest_main)
+    course_link_test_program(${exe} ${id}_tests_obj ${id}_${role})
     set(status_dir "${CMAKE_BINARY_DIR}/course-build-status/${role}-${chapter}")
     if(role STREQUAL "student")
       course_isolate_student_build(${id}_student ${exe} "${status_dir}")
     endif()
     course_add_test_executable(${exe} ${role} ${chapter} "${status_dir}")
-    course_add_link_check(${id}_${role} "${role}.${chapter}" "${status_dir}")
+    course_add_code_policy(${id}_${role} "${role}.${chapter}" "${status_dir}" "${given_sources}" ${id}_tests_obj)
     set_property(GLOBAL APPEND PROPERTY COURSE_TEST_TARGETS ${exe})
   endforeach()
 
@@ -204,13 +252,27 @@ function(course_add_chapter chapter)
     course_add_fixtures(${chapter} ${id} "${solution_dir}" "${given_sources}")
   endif()
 
+  # The calibration programs also measure variants of the reference (an unpadded tile, other
+  # stage counts), compiled in only with COURSE_REFERENCE_VARIANTS: the reference itself stays a
+  # valid submission (the contract's functions and nothing else).
+  set(calibration_library ${id}_solution)
+  file(GLOB variant_headers "${solution_dir}/*_variants.h")
+  if(TARGET ${id}_solution AND variant_headers AND calibration_sources)
+    set(calibration_library ${id}_solution_variants)
+    add_library(${calibration_library} STATIC EXCLUDE_FROM_ALL ${solution_sources} ${given_sources})
+    target_include_directories(${calibration_library} PUBLIC "${solution_dir}")
+    target_compile_definitions(${calibration_library} PRIVATE COURSE_REFERENCE_VARIANTS)
+    target_link_libraries(${calibration_library} PUBLIC ${id}_contract)
+    get_target_property(solution_architectures ${id}_solution CUDA_ARCHITECTURES)
+    set_target_properties(${calibration_library} PROPERTIES CUDA_ARCHITECTURES "${solution_architectures}")
+  endif()
   if(TARGET ${id}_solution)
     foreach(source IN LISTS calibration_sources)
       get_filename_component(name "${source}" NAME_WE)
       set(exe ${name})
       add_executable(${exe} "${source}")
       target_include_directories(${exe} PRIVATE "${test_dir}")
-      target_link_libraries(${exe} PRIVATE ${id}_solution course_support ${extra_libraries})
+      target_link_libraries(${exe} PRIVATE ${calibration_library} course_support ${extra_libraries})
     endforeach()
   endif()
 endfunction()

@@ -21,6 +21,7 @@ __global__ void mirror_tiles_bulk_kernel(const float* __restrict__ in, float* __
 
   // TODO(3): Start the first kStages tiles, then loop over this block's tiles: wait with
   //          bar[s].wait_parity(phase) (the phase flips each time a stage is reused),
-  //          compute, __syncthreads(), and let thread 0 start the copy kStages tiles ahead.
+  //          compute with the given mirror_tile_part (pipeline.h), __syncthreads(), and let
+  //          thread 0 start the copy kStages tiles ahead.
 #endif
 }

@@ -34,6 +34,7 @@ __global__ void mirror_tiles_pipelined_kernel(const float* __restrict__ in, floa
   //          the previous step has finished with); wait for this tile's own copy with
   //          cuda::pipeline_consumer_wait_prior<kStages - 1>(pipe); __syncthreads() so that
   //          every thread's part of the tile is there; compute and write this thread's
-  //          elements (see pipeline.h); __syncthreads() again before the stage is reused;
+  //          elements with the given mirror_tile_part (pipeline.h); __syncthreads() again
+  //          before the stage is reused;
   //          pipe.consumer_release().
 }

@@ -3,7 +3,6 @@
 #include <cuda/barrier>
 #include <cuda/ptx>
 
-#include "mirror_tile.cuh"
 #include "pipeline.h"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900

@@ -93,7 +93,7 @@ class ReadingResults(unittest.TestCase):
     def test_kinds_from_labels_and_names(self):
         self.assertEqual(self.results["TransposeTiledPerf.Hangs"].kind, "perf")
         self.assertTrue(self.results["TransposeTiledStretch.Optional"].stretch)
-        self.assertEqual(R.TestResult("student.06-transpose.LinkTechnique.X", "passed").kind, "rule")
+        self.assertEqual(R.TestResult("student.06-transpose.CodePolicy.X", "passed").kind, "rule")
         self.assertEqual(R.TestResult("student.06-transpose.Build.Compiles", "failed").kind, "build")
         self.assertEqual(R.TestResult("student.06-transpose.TransposeTiledTechnique.X", "passed").kind, "technique")
 
@@ -135,7 +135,7 @@ class Points(unittest.TestCase):
 
     def test_a_broken_rule_voids_the_chapter(self):
         results = [R.TestResult("student.06-transpose.TransposeTiled.Works", "passed"),
-                   R.TestResult("student.06-transpose.LinkTechnique.UsesNoLibraryButTheCudaRuntime", "failed")]
+                   R.TestResult("student.06-transpose.CodePolicy.CallsOnlyWhatTheCourseAllows", "failed")]
         graded = R.score(results, POINTS)
         self.assertEqual(sum(t["score"] for t in graded), 0)
         self.assertTrue(graded[0]["output"].startswith("VOID"))

@@ -1,7 +1,7 @@
 """ctest's results, read once and reported every way the course needs.
 
 A test's name is <role>.<chapter>.<Suite>.<Case>[.<variant>]. Its kind, from its labels (set by
-cmake/CourseTestList.cmake) or else from its suite name: build (Build.*), rule (LinkTechnique),
+cmake/CourseTestList.cmake) or else from its suite name: build (Build.*), rule (CodePolicy),
 perf, technique, correctness; stretch tests are optional (bonus points).
 """
 import csv
@@ -48,8 +48,8 @@ class TestResult:
     def kind(self):
         if self.suite == "Build":
             return "build"
-        if self.suite == "LinkTechnique":
-            return "rule"  # met by any code that calls only the CUDA runtime, the untouched starter too
+        if self.suite == "CodePolicy":
+            return "rule"  # met by any code that follows the code policy, the untouched starter too
         if "perf" in self.labels or "Perf" in self.suite:
             return "perf"
         if "Technique" in self.suite:
@@ -241,13 +241,13 @@ def score(results, points):
                 text += "\n".join([r.reason, *gist(r.output, lines=12)])
             entry["output"] = text
         graded.append(entry)
-    # A broken rule (another GPU library, the driver API, dlopen) voids its chapter's points.
+    # A broken code policy (grading/code-policy.txt) voids its chapter's points.
     if points.get("rule_failure_voids_chapter", True):
         voided = {t["chapter"] for t in graded if t["kind"] == "rule" and t["outcome"] == "failed"}
         for t in graded:
             if t["chapter"] in voided and t["score"]:
                 t["score"] = 0
-                t["output"] = "VOID: this chapter's code breaks a rule (see LinkTechnique).\n" + t["output"]
+                t["output"] = "VOID: this chapter's code breaks the code policy (see CodePolicy).\n" + t["output"]
     return graded
 
 

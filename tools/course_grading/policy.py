@@ -1,0 +1,414 @@
+#!/usr/bin/env python3
+"""The code policy of a submission, checked on the object code its starter files compiled to,
+before any of it runs. Three rules, each a ctest test of every chapter
+(<role>.<chapter>.CodePolicy.<rule>):
+
+  CallsOnlyWhatTheCourseAllows        every symbol the code references (weak ones too) is on the
+                                      list of grading/code-policy.txt, and none is denied there;
+                                      some only where nvcc's own code uses them
+  DefinesOnlyTheContractGlobally      global symbols: the contract's functions and what nvcc
+                                      makes for kernels; inline functions and template instances
+                                      (weak) unless they replace a library's or the judge's; never
+                                      a function of the CUDA runtime, a library or the tests
+  RunsNothingOutsideTheContractCalls  nothing runs when the program starts or ends (static
+                                      constructors and destructors, .init_array entries other than
+                                      nvcc's registration, indirect-function resolvers), and the
+                                      host code holds no system-call instruction
+
+    policy.py --rule RULE --library LIB.a [--given MEMBER.o ...] [--status-dir DIR]
+              [--judge FILE ...] [--shared-library FILE ...] [--policy grading/code-policy.txt]
+
+--given: archive members that are the chapter's given code (course code, not checked).
+--judge: the course's own objects and archives linked into the same program (the tests, the
+support library, GoogleTest); with the libraries they say which names the contract's functions
+are (what the tests and the given code call and nobody else defines) and which names a submission
+may not define. Prints a GoogleTest-like report; exit status 1 when the rule is broken.
+Reads every file as plain bytes (tools/course_grading/elf.py): nothing of the submission runs.
+"""
+import argparse
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+from course_grading import elf as E  # noqa: E402
+
+RULES = {
+    "imports": "CallsOnlyWhatTheCourseAllows",
+    "definitions": "DefinesOnlyTheContractGlobally",
+    "startup": "RunsNothingOutsideTheContractCalls",
+}
+DEFAULT_POLICY = pathlib.Path(__file__).resolve().parent.parent.parent / "grading" / "code-policy.txt"
+
+# System-call instructions. x86-64: syscall, sysenter, int 0x80 (looked for at every byte
+# offset, so that one hidden inside another instruction is found too; none occurs in the
+# course's own code). AArch64: svc, on instruction boundaries.
+_X86_SYSCALLS = {b"\x0f\x05": "syscall", b"\x0f\x34": "sysenter", b"\xcd\x80": "int 0x80"}
+
+
+@dataclass
+class Rule:
+    kind: str
+    patterns: list
+    text: str
+    line: int
+
+
+class Policy:
+    def __init__(self, path):
+        self.path = pathlib.Path(path)
+        self.rules = []
+        arity = {"deny": 1, "allow": 1, "only-from": 2, "initialiser": 1, "initialiser-may-use": 1}
+        for number, raw in enumerate(self.path.read_text().splitlines(), 1):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            head, _, text = line.partition(" -- ")
+            fields = head.split()
+            if not fields or fields[0] not in arity or len(fields) != 1 + arity[fields[0]]:
+                raise ValueError(f"{self.path}:{number}: not a rule: {raw}")
+            try:
+                patterns = [re.compile(f) for f in fields[1:]]
+            except re.error as error:
+                raise ValueError(f"{self.path}:{number}: {error}") from None
+            self.rules.append(Rule(fields[0], patterns, text.strip(), number))
+
+    def of(self, kind):
+        return [r for r in self.rules if r.kind == kind]
+
+    def matches(self, kind, name):
+        return next((r for r in self.of(kind) if r.patterns[0].fullmatch(name)), None)
+
+    def mentions(self, name):
+        """Whether any import rule names `name` (then it is not a contract function)."""
+        return any(r.patterns[0].fullmatch(name) for r in self.rules if r.kind in ("deny", "allow", "only-from"))
+
+
+def demangle(names):
+    """{mangled: readable} with c++filt where it exists (our own names only, never run on input)."""
+    names = sorted(set(names))
+    tool = shutil.which("c++filt")
+    if not names or not tool:
+        return {n: n for n in names}
+    try:
+        out = subprocess.run([tool], input="\n".join(names), capture_output=True, text=True, timeout=30).stdout
+        readable = out.splitlines()
+        if len(readable) == len(names):
+            return dict(zip(names, readable))
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    return {n: n for n in names}
+
+
+def source_name(member):
+    return member[:-2] if member.endswith(".o") else member
+
+
+# ---------------------------------------------------------------- the three rules
+
+def check_imports(objects, library_defined, policy):
+    """[(object, symbol, message)] for every reference the policy does not allow."""
+    found = []
+    for obj in objects:
+        for name in sorted(E.undefined(obj)):
+            if name in library_defined:
+                continue  # defined by another file of the same chapter
+            restricted = [r for r in policy.of("only-from") if r.patterns[0].fullmatch(name)]
+            if restricted:  # before the deny lines: e.g. atexit, which only nvcc's code may call
+                stand_ins = _device_stand_ins(obj)
+                for where in _referencing_functions(obj, name):
+                    if where is None or not any(r.patterns[1].pattern == STAND_IN and where in stand_ins
+                                                or r.patterns[1].fullmatch(where) for r in restricted):
+                        place = f"{{{where}}}" if where else "data (a pointer to it)"
+                        denied = policy.matches("deny", name)
+                        why = f"{denied.text}; " if denied else ""
+                        found.append((obj, name, f"{{{name}}} is used by {place}: {why}only {restricted[0].text}"))
+                        break
+                continue
+            denied = policy.matches("deny", name)
+            if denied:
+                found.append((obj, name, f"{{{name}}}: {denied.text}"))
+                continue
+            if not policy.matches("allow", name):
+                found.append((obj, name, f"{{{name}}} is not on the course's list of what a submission may call "
+                                         f"({policy.path.name}): another library, the operating system or the "
+                                         f"judge's own code"))
+    return found
+
+
+STAND_IN = "@device-stand-in"
+
+
+def _device_stand_ins(obj):
+    """Host functions nvcc writes in place of __device__ functions: a body that only calls
+    exit (int volatile ___ = 1; ::exit(___);), or, folded by the compiler, another such body."""
+    candidates = {}
+    for symbol in obj.symbols:
+        if symbol.defined and symbol.type == E.STT_FUNC and 0 < symbol.size <= 64:
+            section = obj.section(symbol.shndx)
+            if section is not None and section.executable:
+                targets = {r.symbol.name for r in obj.relocations.get(symbol.shndx, [])
+                           if symbol.value <= r.offset < symbol.value + symbol.size}
+                candidates[symbol.name] = targets
+    stand_ins = {n for n, targets in candidates.items() if targets == {"exit"}}
+    grew = True
+    while grew:
+        grew = False
+        for name, targets in candidates.items():
+            if name not in stand_ins and targets and targets <= stand_ins | {"exit"}:
+                stand_ins.add(name)
+                grew = True
+    return stand_ins
+
+
+def _referencing_functions(obj, name):
+    """The function (or None, outside code) of every relocation that refers to `name`."""
+    places = []
+    for target, relocations in obj.relocations.items():
+        section = obj.section(target)
+        for r in relocations:
+            if r.symbol.name != name or r.symbol.defined:
+                continue
+            if section is None or not section.executable:
+                if section is not None and section.name.startswith((".debug", ".eh_frame", ".note", ".comment")):
+                    continue
+                places.append(None)
+            else:
+                function = obj.function_at(target, r.offset)
+                places.append(function.name if function else None)
+    return places
+
+
+def _kernel_names(obj):
+    """Global names nvcc makes for a kernel K (not in a template): the host function K, and its
+    stub __device_stub_K (mangled _Z<n>__device_stub_K<parameters>)."""
+    defined = {s.name for s in obj.symbols if s.defined and s.name}
+    kernels, stubs = set(), set()
+    for name in defined:
+        match = re.match(r"_Z(\d+)__device_stub_", name)
+        if not match:
+            continue
+        identifier = name[2 + len(match.group(1)):2 + len(match.group(1)) + int(match.group(1))]
+        kernel = identifier[len("__device_stub_"):]
+        if kernel in defined:
+            kernels.add(kernel)
+            stubs.add(name)
+    return kernels | stubs
+
+
+def check_definitions(objects, policy, contract, judge_defined, judge_undefined, exports):
+    found = []
+    for obj in objects:
+        kernel_names = _kernel_names(obj) | _device_stand_ins(obj)
+        for symbol in obj.symbols:
+            if not symbol.defined or symbol.local or not symbol.name or symbol.type in (E.STT_SECTION, E.STT_FILE):
+                continue
+            name = symbol.name
+            if name in contract or any(v in contract for v in _structor_variants(name)):
+                continue
+            if name in exports:
+                found.append((obj, name, f"defines {{{name}}}, which {exports[name]} defines: a submission may not "
+                                         f"replace a function of the CUDA runtime or of a library"))
+            elif policy.matches("deny", name):
+                found.append((obj, name, f"defines {{{name}}}: {policy.matches('deny', name).text}"))
+            elif symbol.weak or symbol.bind == E.STB_GNU_UNIQUE:
+                # Inline functions and template instances. The judge's own copies are linked first
+                # and win; only a name the judge expects from a library may not be given here.
+                if name in judge_undefined and name not in judge_defined:
+                    found.append((obj, name, f"defines {{{name}}}, which the course's tests call: a submission may "
+                                             f"not replace the judge's code"))
+            elif name in judge_defined or name in judge_undefined:
+                found.append((obj, name, f"defines {{{name}}}, which the course's tests define or call: a "
+                                         f"submission may not replace the judge's code"))
+            elif name in kernel_names or "_GLOBAL__N_" in name:
+                continue  # a kernel, or a name in the file's own anonymous namespace (nvcc makes those global)
+            else:
+                found.append((obj, name, f"defines {{{name}}} as a global symbol: only the contract's functions "
+                                         f"may be global. Make it `static`, or put it in an anonymous namespace"))
+    return found
+
+
+def _structor_variants(name):
+    """The other names of a constructor or destructor (complete, base and allocating objects:
+    C1/C2/C3, D0/D1/D2), one of which the tests may call."""
+    variants = set()
+    for match in re.finditer(r"(?<=[0-9A-Za-z_])(C[123]|D[012])(?=E|I)", name):
+        for other in (("C1", "C2", "C3") if match.group(1)[0] == "C" else ("D0", "D1", "D2")):
+            variants.add(name[:match.start()] + other + name[match.end():])
+    return variants - {name}
+
+
+def check_startup(objects, policy):
+    found = []
+    for obj in objects:
+        for section in obj.sections:
+            name = section.name
+            if section.type in (E.SHT_FINI_ARRAY, E.SHT_PREINIT_ARRAY) or name in (".init", ".fini") or \
+                    name.startswith((".fini_array", ".preinit_array", ".ctors", ".dtors")):
+                found.append((obj, name, f"has a {name} section: code of its own that runs when the program "
+                                         f"starts or ends (a global object with a destructor? __attribute__"
+                                         f"((destructor))?)"))
+            elif section.type == E.SHT_INIT_ARRAY or name.startswith(".init_array"):
+                found += [(obj, name, message) for message in _startup_entries(obj, section, policy)]
+            if section.executable:
+                found += [(obj, name, message) for message in _system_calls(obj, section)]
+        for symbol in obj.symbols:
+            if symbol.defined and symbol.type == E.STT_GNU_IFUNC:
+                found.append((obj, symbol.name, f"defines {{{symbol.name}}} as an indirect function: its resolver "
+                                                f"runs when the program starts"))
+    return found
+
+
+def _startup_entries(obj, section, policy):
+    relocations = obj.relocations.get(section.index, [])
+    if len(relocations) < section.size // 8:
+        yield f"has {section.size // 8} start-up entries in {section.name}, some with a fixed address"
+    for r in relocations:
+        symbol = r.symbol
+        offset = r.addend + (0 if symbol.type == E.STT_SECTION else symbol.value)
+        function = obj.function_at(symbol.shndx, offset) if symbol.defined else None
+        if function is None or function.value != offset:
+            target = obj.section(symbol.shndx)
+            yield f"runs code at {target.name if target else symbol.name}+{offset:#x} when the program starts"
+            continue
+        if policy.matches("initialiser", function.name):
+            continue
+        problem = _foreign_reference(obj, function, policy)
+        if problem:
+            yield (f"runs {{{function.name}}} when the program starts, which uses {{{problem}}}: a global object "
+                   f"with a constructor, or __attribute__((constructor)). Code of a submission runs only inside "
+                   f"the contract's calls")
+
+
+def _foreign_reference(obj, function, policy):
+    """The first thing a start-up function refers to besides what the C++ library's own start-up
+    code may use (policy `initialiser-may-use`) and zero-initialised data; None if nothing."""
+    if function.size == 0:
+        return function.name
+    end = function.value + function.size
+    for r in obj.relocations.get(function.shndx, []):
+        if not function.value <= r.offset < end:
+            continue
+        symbol = r.symbol
+        target = obj.section(symbol.shndx) if symbol.defined else None
+        if symbol.defined and symbol.local and target is not None and target.type == E.SHT_NOBITS:
+            continue
+        if not symbol.defined and policy.matches("initialiser-may-use", symbol.name):
+            continue
+        return symbol.name or (target.name if target else "?")
+    return None
+
+
+def _system_calls(obj, section):
+    data = section.data
+    if obj.machine == E.EM_X86_64:
+        for pattern, instruction in _X86_SYSCALLS.items():
+            at = data.find(pattern)
+            if at >= 0:
+                function = obj.function_at(section.index, at)
+                where = f"{{{function.name}}}" if function else f"{section.name}+{at:#x}"
+                yield f"holds a system-call instruction ({instruction}) in {where}: host code goes through the " \
+                      f"C library, not straight to the kernel"
+    elif obj.machine == E.EM_AARCH64:
+        for at in range(0, len(data) - 3, 4):
+            word = int.from_bytes(data[at:at + 4], "little")
+            if word & 0xFFE0001F == 0xD4000001:
+                function = obj.function_at(section.index, at)
+                where = f"{{{function.name}}}" if function else f"{section.name}+{at:#x}"
+                yield f"holds a system-call instruction (svc) in {where}: host code goes through the C library"
+                break
+
+
+# ---------------------------------------------------------------- inputs and report
+
+def library_exports(paths):
+    """{name: library} of what the shared libraries and archives of the program define."""
+    exports = {}
+    for path in paths:
+        try:
+            objects = E.read_objects(path)
+        except (OSError, E.ElfError):
+            continue  # a library that is not there or not ELF64 (a linker script): nothing to learn
+        label = pathlib.Path(path).name
+        for obj in objects:
+            for name in E.defined_globals(obj):
+                exports.setdefault(name, label)
+    return exports
+
+
+def judge_names(paths, given):
+    defined, referenced = set(), set()
+    for obj in [o for p in paths for o in E.read_objects(p)] + given:
+        defined |= E.defined_globals(obj)
+        referenced |= E.undefined(obj)
+    return defined, referenced
+
+
+def contract_names(test_objects, given, judge_defined, exports, policy):
+    """What the tests and the given code call and nobody else defines: the contract's functions."""
+    wanted = set()
+    for obj in test_objects + given:
+        wanted |= E.undefined(obj)
+    return {n for n in wanted if n not in judge_defined and n not in exports and not policy.mentions(n)}
+
+
+def report(case, violations, library, names):
+    readable = demangle([n for _, n, _ in violations] + [m for _, _, msg in violations
+                                                          for m in re.findall(r"\{([^}]*)\}", msg)])
+    print(f"[ RUN      ] CodePolicy.{case}")
+    if not violations:
+        print(f"[       OK ] CodePolicy.{case}: {pathlib.Path(library).name} follows the course's code policy")
+        return 0
+    print("policy: Failure")
+    seen = set()
+    for obj, _, message in violations:
+        text = re.sub(r"\{([^}]*)\}", lambda m: readable.get(m.group(1), m.group(1)), message)
+        line = f"{source_name(obj.name)} {text}"
+        if line not in seen:
+            seen.add(line)
+            print(line)
+    print(f"(the code policy: {names})")
+    print(f"[  FAILED  ] CodePolicy.{case}")
+    return 1
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rule", choices=sorted(RULES), required=True)
+    parser.add_argument("--library", required=True)
+    parser.add_argument("--given", action="append", default=[], help="an archive member that is given code")
+    parser.add_argument("--status-dir", help="where the build launchers report student code that did not build")
+    parser.add_argument("--judge", action="append", default=[], help="the tests' objects, the support library, ...")
+    parser.add_argument("--judge-tests", action="append", default=[], help="the chapter's test objects")
+    parser.add_argument("--shared-library", action="append", default=[])
+    parser.add_argument("--policy", default=str(DEFAULT_POLICY))
+    args = parser.parse_args(argv)
+    case = RULES[args.rule]
+    if args.status_dir and list(pathlib.Path(args.status_dir).glob("*.log")):
+        print(f"[ RUN      ] CodePolicy.{case}\npolicy: Failure\nThe exercise code did not build (see the "
+              f"Build.Compiles test), so its object code was not checked.\n[  FAILED  ] CodePolicy.{case}")
+        return 1
+    policy = Policy(args.policy)
+    members = E.read_objects(args.library)
+    given_names = set(args.given)
+    given = [o for o in members if o.name in given_names]
+    mine = [o for o in members if o.name not in given_names]
+    if args.rule == "imports":
+        library_defined = set().union(*(E.defined_globals(o) for o in members)) if members else set()
+        violations = check_imports(mine, library_defined, policy)
+    elif args.rule == "startup":
+        violations = check_startup(mine, policy)
+    else:
+        exports = library_exports(args.shared_library)
+        test_objects = [o for p in args.judge_tests for o in E.read_objects(p)]
+        judge_defined, judge_undefined = judge_names(args.judge + args.judge_tests, given)
+        contract = contract_names(test_objects, given, judge_defined, exports, policy)
+        violations = check_definitions(mine, policy, contract, judge_defined, judge_undefined, exports)
+    return report(case, violations, args.library, policy.path.name)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
