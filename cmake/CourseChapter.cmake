@@ -6,17 +6,23 @@
 #   solutions/<folder>/*.cu      the reference solution, same file names as the starter
 #   tests/<folder>/*_test.cu     GoogleTest sources, compiled once, linked twice
 #   tests/<folder>/calibrate_*.cu  calibration programs (built against the solution)
-#   tests/<folder>/extra.cmake   optional: extra libraries (extra_libraries) and environment
-#                                (extra_test_environment) for this chapter's tests
-#   tests/<folder>/tests.cmake   optional: extra ctest tests, added after the executables
-#   <chapter or solution>/architectures.cmake  optional: sets CHAPTER_CUDA_ARCHITECTURES, the
-#                                CUDA_ARCHITECTURES of that library (an exercise of chapter 11)
+#   tests/<folder>/extra.cmake   optional: extra libraries (extra_libraries), environment
+#                                (extra_test_environment) and runs of a case with another
+#                                environment (extra_test_runs, see CourseTestList.cmake) for
+#                                this chapter's tests
+#   <chapter or solution>/architectures.cmake  optional: one set(CHAPTER_CUDA_ARCHITECTURES "...")
+#                                line, read as data: the CUDA_ARCHITECTURES of that library (an
+#                                exercise of chapter 11)
 #
 # Test names: student.<folder>.<Suite>.<Case> and solution.<folder>.<Suite>.<Case>, labelled
 # by role, chapter, perf or correctness, and stretch (cmake/CourseTestList.cmake).
 
 set(COURSE_CORRECTNESS_TIMEOUT 90 CACHE STRING "Seconds one correctness test may run")
 set(COURSE_PERF_TIMEOUT 180 CACHE STRING "Seconds one performance test may run")
+set(COURSE_TEST_REPORT_DIR "${CMAKE_BINARY_DIR}/test-reports" CACHE PATH
+    "Where each test writes GoogleTest's record of it (the grade reads it beside the exit status)")
+set(COURSE_TEST_LAUNCHER "" CACHE STRING
+    "A command put in front of every run of a test program (tools/grade-submission: the sandbox)")
 find_program(COURSE_COMPUTE_SANITIZER compute-sanitizer HINTS "${CUDAToolkit_BIN_DIR}")
 if(NOT COURSE_COMPUTE_SANITIZER)
   set(COURSE_COMPUTE_SANITIZER "")
@@ -37,6 +43,10 @@ function(course_add_test_executable target role chapter status_dir)
     "set(COURSE_TL_ENVIRONMENT [==[${extra_test_environment}]==])\n"
     "set(COURSE_TL_SANITIZER_COMMAND [==[${COURSE_COMPUTE_SANITIZER}]==])\n"
     "set(COURSE_TL_FILTER [==[${extra_test_filter}]==])\n"
+    "set(COURSE_TL_LAUNCHER [==[${COURSE_TEST_LAUNCHER}]==])\n"
+    "set(COURSE_TL_REPORT_DIR [==[${COURSE_TEST_REPORT_DIR}]==])\n"
+    "set(COURSE_TL_EXTRA_RUNS [==[${extra_test_runs}]==])\n"
+    "set(COURSE_TL_CMAKE [==[${CMAKE_COMMAND}]==])\n"
     "include([==[${PROJECT_SOURCE_DIR}/cmake/CourseTestList.cmake]==])\n")
   file(GENERATE OUTPUT "${list_file}" CONTENT "${content}")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${list_file}")
@@ -124,17 +134,62 @@ function(course_link_test_program exe tests_obj exercise_library)
   target_link_libraries(${exe} PRIVATE ${tests_obj} course_gtest_main course_support GTest::gtest ${exercise_library})
 endfunction()
 
-# Gives `target` the architectures that <dir>/architectures.cmake sets, if any.
-function(course_apply_chapter_architectures target dir)
-  if(NOT EXISTS "${dir}/architectures.cmake")
+# Gives `target` the architectures that <dir>/architectures.cmake sets, if any. The file is read
+# as data, never run: comments, blank lines and one line
+#     set(CHAPTER_CUDA_ARCHITECTURES "80-real;90")
+# whose value lists compute capabilities as CMake writes them (NN, NN-real, NN-virtual), or is
+# empty (the course's architectures). Anything else is reported, with its line, as the failure
+# of the chapter's Build.Compiles test (a log in `status_dir`), and the course's architectures
+# are used.
+function(course_apply_chapter_architectures target dir status_dir)
+  set(file "${dir}/architectures.cmake")
+  set(problem_log "${status_dir}/architectures.cmake.log")
+  file(REMOVE "${problem_log}")
+  if(NOT EXISTS "${file}")
     return()
   endif()
-  set(CHAPTER_CUDA_ARCHITECTURES "")
-  include("${dir}/architectures.cmake")
-  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${dir}/architectures.cmake")
-  if(CHAPTER_CUDA_ARCHITECTURES)
-    set_target_properties(${target} PROPERTIES CUDA_ARCHITECTURES "${CHAPTER_CUDA_ARCHITECTURES}")
-    message(STATUS "${target}: CUDA architectures ${CHAPTER_CUDA_ARCHITECTURES} (from ${dir}/architectures.cmake)")
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${file}")
+  file(READ "${file}" content)
+  # Lines one by one, with the list separator kept out of CMake's way.
+  string(REPLACE ";" "<semicolon>" content "${content}")
+  string(REPLACE "\r" "" content "${content}")
+  string(REPLACE "\n" ";" lines "${content}")
+  set(value "")
+  set(found 0)
+  set(problem "")
+  set(number 0)
+  foreach(line IN LISTS lines)
+    math(EXPR number "${number} + 1")
+    string(STRIP "${line}" line)
+    if(line STREQUAL "" OR line MATCHES "^#")
+      continue()
+    endif()
+    if(line MATCHES "^set\\(CHAPTER_CUDA_ARCHITECTURES \"([^\"]*)\"\\)( +#.*)?$" AND found EQUAL 0)
+      set(found 1)
+      string(REPLACE "<semicolon>" ";" value "${CMAKE_MATCH_1}")
+      foreach(item IN LISTS value)
+        if(NOT item MATCHES "^[1-9][0-9]*(-real|-virtual)?$")
+          set(problem "line ${number}: \"${item}\" is not a compute capability as CMake writes it (80, 80-real, 90-virtual)")
+          break()
+        endif()
+      endforeach()
+    else()
+      string(REPLACE "<semicolon>" ";" line "${line}")
+      set(problem "line ${number} is neither a comment nor the one set(CHAPTER_CUDA_ARCHITECTURES \"...\") line: ${line}")
+    endif()
+    if(problem)
+      break()
+    endif()
+  endforeach()
+  if(problem)
+    file(WRITE "${problem_log}" "${file}: error: ${problem}\n"
+         "The file is data, not code: comments and one line set(CHAPTER_CUDA_ARCHITECTURES \"...\").\n")
+    message(WARNING "${file}: ${problem}")
+    return()
+  endif()
+  if(value)
+    set_target_properties(${target} PROPERTIES CUDA_ARCHITECTURES "${value}")
+    message(STATUS "${target}: CUDA architectures ${value} (from ${file})")
   endif()
 endfunction()
 
@@ -165,14 +220,14 @@ function(course_add_fixtures chapter id solution_dir given_sources)
     add_library(${library} STATIC ${sources} ${fixture_sources} ${given_sources})
     target_link_libraries(${library} PUBLIC ${id}_contract)
     target_include_directories(${library} PRIVATE "${solution_dir}")
+    set(status_dir "${CMAKE_BINARY_DIR}/course-build-status/fixture-${name}-${chapter}")
     if(EXISTS "${fixture_dir}/architectures.cmake")
-      course_apply_chapter_architectures(${library} "${fixture_dir}")
+      course_apply_chapter_architectures(${library} "${fixture_dir}" "${status_dir}")
     else()
-      course_apply_chapter_architectures(${library} "${solution_dir}")
+      course_apply_chapter_architectures(${library} "${solution_dir}" "${status_dir}")
     endif()
     add_executable(${exe})
     course_link_test_program(${exe} ${id}_tests_obj ${library})
-    set(status_dir "${CMAKE_BINARY_DIR}/course-build-status/fixture-${name}-${chapter}")
     course_isolate_student_build(${library} ${exe} "${status_dir}")
     file(STRINGS "${fixture_dir}/fixture.txt" filter_line REGEX "^filter:")
     string(REGEX REPLACE "^filter: *" "" filter "${filter_line}")
@@ -213,9 +268,10 @@ function(course_add_chapter chapter)
     list(APPEND roles solution)
   endif()
 
-  course_apply_chapter_architectures(${id}_student "${chapter_dir}")
+  course_apply_chapter_architectures(${id}_student "${chapter_dir}" "${CMAKE_BINARY_DIR}/course-build-status/student-${chapter}")
   if(TARGET ${id}_solution)
-    course_apply_chapter_architectures(${id}_solution "${solution_dir}")
+    course_apply_chapter_architectures(${id}_solution "${solution_dir}"
+                                       "${CMAKE_BINARY_DIR}/course-build-status/solution-${chapter}")
   endif()
 
   # The tests are compiled once ...
@@ -225,6 +281,7 @@ function(course_add_chapter chapter)
   set(extra_libraries "")
   set(extra_test_environment "")
   set(extra_test_filter "")
+  set(extra_test_runs "")
   if(EXISTS "${test_dir}/extra.cmake")
     include("${test_dir}/extra.cmake")  # may append to extra_libraries
   endif()
@@ -243,10 +300,6 @@ function(course_add_chapter chapter)
     course_add_code_policy(${id}_${role} "${role}.${chapter}" "${status_dir}" "${given_sources}" ${id}_tests_obj)
     set_property(GLOBAL APPEND PROPERTY COURSE_TEST_TARGETS ${exe})
   endforeach()
-
-  if(EXISTS "${test_dir}/tests.cmake")
-    include("${test_dir}/tests.cmake")  # sees roles, id, chapter
-  endif()
 
   if(COURSE_FIXTURES AND TARGET ${id}_solution)
     course_add_fixtures(${chapter} ${id} "${solution_dir}" "${given_sources}")

@@ -11,6 +11,12 @@
 #   COURSE_TL_ENVIRONMENT  extra environment (a list of NAME=value)
 #   COURSE_TL_SANITIZER_COMMAND  compute-sanitizer's path, or empty
 #   COURSE_TL_FILTER       a GoogleTest filter: only these tests (fixtures), or empty for all
+#   COURSE_TL_LAUNCHER     a command put in front of every run of the program, the listing too
+#                          (tools/grade-submission: the sandbox), or empty
+#   COURSE_TL_REPORT_DIR   where each test writes GoogleTest's record of it, <test name>.xml
+#                          ("/" in the name as "~"): the grade reads it beside the exit status
+#   COURSE_TL_EXTRA_RUNS   more runs of one case: "<Suite.Case>|<name suffix>|<VAR=value,...>"
+#   COURSE_TL_CMAKE        cmake itself (it prints the Build.Compiles report)
 #
 # Classification, from the GoogleTest suite name:
 #   *Perf*        label perf (else correctness); runs alone (RUN_SERIAL): it times the GPU
@@ -24,7 +30,11 @@
 # value (LABELS) reaches ctest as a list whatever the CMake version.
 #
 # At ctest time, COURSE_SANITIZER=memcheck|racecheck|initcheck|synccheck runs every test under
-# compute-sanitizer (performance tests then skip: a timing under a sanitizer means nothing).
+# compute-sanitizer (performance tests then skip: a timing under a sanitizer means nothing), and
+# COURSE_SEED and COURSE_PERF_SCALE set the seed and scale the perf thresholds. All three reach
+# the program as flags on its command line (--course_sanitizer=, --course_seed=,
+# --course_perf_scale=), never through its environment. A program whose tests were all skipped
+# exits with status 77 (SKIP_RETURN_CODE).
 
 set(_course_prefix "${COURSE_TL_ROLE}.${COURSE_TL_CHAPTER}")
 set(_course_common_labels "${COURSE_TL_ROLE}" "${COURSE_TL_CHAPTER}")
@@ -33,10 +43,38 @@ if(COURSE_TL_ROLE MATCHES "^fixture\\.")
 endif()
 
 # The student's code did not build: one failing test says why, instead of the chapter's tests.
+# Its output is the first errors of the build launchers' logs (cmake/course-build-launcher.sh)
+# and of the architectures file (CourseChapter.cmake), printed by cmake -E cat: nothing built
+# from the submission runs.
 file(GLOB _course_build_failures "${COURSE_TL_STATUS_DIR}/*.log")
 if(_course_build_failures)
   set(_course_name "${_course_prefix}.Build.Compiles")
-  add_test("${_course_name}" "${COURSE_TL_EXE}")
+  set(_course_what "did not compile")
+  set(_course_errors "")
+  set(_course_kept 0)
+  foreach(_course_log IN LISTS _course_build_failures)
+    get_filename_component(_course_log_name "${_course_log}" NAME)
+    if(_course_log_name STREQUAL "link.log")
+      set(_course_what "did not link (a function of the contract is missing or has another signature?)")
+    endif()
+    file(STRINGS "${_course_log}" _course_log_lines)
+    set(_course_context 0)
+    foreach(_course_line IN LISTS _course_log_lines)
+      if(_course_line MATCHES "error|undefined reference|multiple definition")
+        set(_course_context 4)
+      endif()
+      if(_course_context GREATER 0 AND _course_kept LESS 20)
+        string(APPEND _course_errors "${_course_line}\n")
+        math(EXPR _course_kept "${_course_kept} + 1")
+        math(EXPR _course_context "${_course_context} - 1")
+      endif()
+    endforeach()
+  endforeach()
+  set(_course_message "${COURSE_TL_STATUS_DIR}/Build.Compiles.txt")
+  file(WRITE "${_course_message}" "[ RUN      ] Build.Compiles\nbuild: Failure\nThe code of this chapter "
+       "${_course_what}, so none of its tests ran. First errors:\n${_course_errors}[  FAILED  ] Build.Compiles\n")
+  add_test("${_course_name}" "${COURSE_TL_CMAKE}" -E cat "${_course_message}")
+  set_tests_properties("${_course_name}" PROPERTIES WILL_FAIL TRUE)
   set_tests_properties("${_course_name}" PROPERTIES LABELS "${_course_common_labels};correctness")
   set_tests_properties("${_course_name}" PROPERTIES TIMEOUT "${COURSE_TL_CORRECTNESS_TIMEOUT}")
   return()
@@ -71,7 +109,7 @@ if(EXISTS "${_course_listing_cache}" AND NOT "${COURSE_TL_EXE}" IS_NEWER_THAN "$
   string(SUBSTRING "${_course_listing}" ${_course_newline} -1 _course_listing)
 else()
   execute_process(
-    COMMAND "${COURSE_TL_EXE}" --gtest_list_tests ${_course_list_filter}
+    COMMAND ${COURSE_TL_LAUNCHER} "${COURSE_TL_EXE}" --gtest_list_tests ${_course_list_filter}
     OUTPUT_VARIABLE _course_listing
     ERROR_VARIABLE _course_listing_error
     RESULT_VARIABLE _course_listing_result
@@ -80,24 +118,46 @@ else()
 endif()
 if(NOT _course_listing_result EQUAL 0)
   set(_course_name "${_course_prefix}.Build.ListsItsTests")
-  add_test("${_course_name}" "${COURSE_TL_EXE}" --gtest_list_tests)
+  add_test("${_course_name}" ${COURSE_TL_LAUNCHER} "${COURSE_TL_EXE}" --gtest_list_tests)
   set_tests_properties("${_course_name}" PROPERTIES LABELS "${_course_common_labels};correctness")
   set_tests_properties("${_course_name}" PROPERTIES TIMEOUT 20)
   return()
 endif()
 
-set(_course_launcher "")
+set(_course_launcher ${COURSE_TL_LAUNCHER})
+set(_course_flags "")
 set(_course_sanitizer "$ENV{COURSE_SANITIZER}")
 set(_course_timeout_factor 1)
 if(_course_sanitizer)
   if(NOT COURSE_TL_SANITIZER_COMMAND)
     message(WARNING "COURSE_SANITIZER=${_course_sanitizer}, but no compute-sanitizer was found at configure time")
   else()
-    set(_course_launcher "${COURSE_TL_SANITIZER_COMMAND}" --tool "${_course_sanitizer}" --error-exitcode 86
-                         --print-limit 20)
+    list(APPEND _course_launcher "${COURSE_TL_SANITIZER_COMMAND}" --tool "${_course_sanitizer}" --error-exitcode 86
+                                 --print-limit 20)
+    list(APPEND _course_flags "--course_sanitizer=${_course_sanitizer}")
     set(_course_timeout_factor 10)
   endif()
 endif()
+if(NOT "$ENV{COURSE_SEED}" STREQUAL "")
+  list(APPEND _course_flags "--course_seed=$ENV{COURSE_SEED}")
+endif()
+if(NOT "$ENV{COURSE_PERF_SCALE}" STREQUAL "")
+  list(APPEND _course_flags "--course_perf_scale=$ENV{COURSE_PERF_SCALE}")
+endif()
+
+# One ctest test: the program with one case selected, its own record, and its properties.
+function(_course_add_case name filter labels timeout serial environment)
+  string(REPLACE "/" "~" report "${name}")
+  add_test("${name}" ${_course_launcher} "${COURSE_TL_EXE}" "--gtest_filter=${filter}"
+           "--gtest_output=xml:${COURSE_TL_REPORT_DIR}/${report}.xml" ${_course_flags})
+  set_tests_properties("${name}" PROPERTIES LABELS "${labels}")
+  set_tests_properties("${name}" PROPERTIES TIMEOUT "${timeout}")
+  set_tests_properties("${name}" PROPERTIES RUN_SERIAL "${serial}")
+  set_tests_properties("${name}" PROPERTIES SKIP_RETURN_CODE 77)
+  if(environment)
+    set_tests_properties("${name}" PROPERTIES ENVIRONMENT "${environment}")
+  endif()
+endfunction()
 
 string(REPLACE "\n" ";" _course_lines "${_course_listing}")
 set(_course_suite "")
@@ -132,17 +192,22 @@ foreach(_course_line IN LISTS _course_lines)
   if(_course_suite MATCHES "MultiGpu|PeerAccess")
     list(APPEND _course_labels multi-gpu)
   endif()
-  set(_course_environment ${COURSE_TL_ENVIRONMENT})
-  if(_course_sanitizer)
-    list(APPEND _course_environment "COURSE_SANITIZER=${_course_sanitizer}")
-  endif()
-
-  add_test("${_course_name}" ${_course_launcher} "${COURSE_TL_EXE}" "--gtest_filter=${_course_filter}")
-  set_tests_properties("${_course_name}" PROPERTIES LABELS "${_course_labels}")
-  set_tests_properties("${_course_name}" PROPERTIES TIMEOUT "${_course_timeout}")
-  set_tests_properties("${_course_name}" PROPERTIES RUN_SERIAL "${_course_serial}")
-  set_tests_properties("${_course_name}" PROPERTIES SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
-  if(_course_environment)
-    set_tests_properties("${_course_name}" PROPERTIES ENVIRONMENT "${_course_environment}")
-  endif()
+  _course_add_case("${_course_name}" "${_course_filter}" "${_course_labels}" "${_course_timeout}" "${_course_serial}"
+                   "${COURSE_TL_ENVIRONMENT}")
+  # Further runs of this case with another environment (chapter 11: CUDA_VISIBLE_DEVICES=1).
+  foreach(_course_run IN LISTS COURSE_TL_EXTRA_RUNS)
+    string(REPLACE "|" ";" _course_run "${_course_run}")
+    list(GET _course_run 0 _course_run_case)
+    if(NOT _course_run_case STREQUAL _course_filter)
+      continue()
+    endif()
+    list(GET _course_run 1 _course_run_suffix)
+    list(GET _course_run 2 _course_run_environment)
+    string(REPLACE "," ";" _course_run_environment "${_course_run_environment}")
+    set(_course_run_labels ${_course_labels} multi-gpu)
+    list(REMOVE_DUPLICATES _course_run_labels)
+    set(_course_run_all_environment ${COURSE_TL_ENVIRONMENT} ${_course_run_environment})
+    _course_add_case("${_course_name}.${_course_run_suffix}" "${_course_filter}" "${_course_run_labels}"
+                     "${_course_timeout}" "${_course_serial}" "${_course_run_all_environment}")
+  endforeach()
 endforeach()

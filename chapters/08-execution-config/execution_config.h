@@ -59,6 +59,14 @@ void launch_task(int task, float* partials, cudaStream_t stream);
 /// Given: *result = partials[0] + ... + partials[count - 1] (one small kernel).
 void launch_combine(const float* partials, int count, float* result, cudaStream_t stream);
 
+/// Most tasks in a batch.
+constexpr int kMaxTasks = 1024;
+
+/// Given, for the tests: the inputs of tasks 0 .. count-1 (values near 0), which every task of
+/// the next batches reads (count <= kMaxTasks; the others keep theirs). A perf test gives every
+/// timed batch new inputs, so that no batch is the last one again. Synchronous.
+void set_task_inputs(const float* inputs, int count);
+
 /// Given: the tasks one after the other on streams[0], then the combine.
 void run_tasks_serial(int count, float* partials, float* result, const cudaStream_t* streams, int stream_count,
                       const cudaEvent_t* events);

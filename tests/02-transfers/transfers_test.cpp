@@ -142,10 +142,29 @@ TEST(UploadPerf, AtLeast0_8OfPinnedPeak) {
   ASSERT_TRUE(copied.front() == 0x3c && copied.back() == 0x3c) << "upload did not copy the bytes (TODO(3)); not timed.";
 
   const double peak = course::measure_pinned_h2d_peak_gbps();
-  // New bytes and a poisoned destination: the timed calls must copy again.
-  std::memset(source.data(), 0x5a, bytes);
-  destination.poison();
-  const auto t = course::time_on_stream([&](cudaStream_t s) { upload(source, destination.data(), bytes, s); }, stream, 2, 10);
+  // New bytes, changed at random places before every timed call, and a poisoned destination;
+  // every call's copy is checked there and at random other places (course/fresh.h).
+  auto* bytes_in = static_cast<unsigned char*>(source.data());
+  std::memset(bytes_in, 0x5a, bytes);
+  course::FreshElements fresh(course::test_seed() + 1);
+  std::vector<size_t> changed;
+  course::FreshCalls calls;
+  calls.change = [&] {
+    changed = fresh.places(bytes);
+    for (size_t p : changed) bytes_in[p] = static_cast<unsigned char>(bytes_in[p] + 1 + fresh.below(254));
+    destination.poison();
+  };
+  calls.check = [&]() -> ::testing::AssertionResult {
+    const auto places = course::merged_places(changed, fresh.distinct_places(bytes, 32));
+    const auto copied = course::read_elements(destination.data(), places);
+    for (size_t k = 0; k < places.size(); ++k)
+      if (copied[k] != bytes_in[places[k]])
+        return ::testing::AssertionFailure() << "device_destination[" << places[k] << "] holds " << int{copied[k]}
+                                             << ", the source " << int{bytes_in[places[k]]};
+    return ::testing::AssertionSuccess();
+  };
+  const auto t = course::time_on_stream([&](cudaStream_t s) { upload(source, destination.data(), bytes, s); }, stream,
+                                        calls, 2, 10);
   course::PerfCheck perf{"upload of a 256 MiB PinnedBuffer", bytes / 1e9 / (t.median_ms / 1e3), "GB/s", peak,
                          "the pinned host-to-device copy peak", kUploadOverPinnedPeak,
                          "from pageable memory the driver first copies through a staging buffer of its own, "
@@ -154,7 +173,7 @@ TEST(UploadPerf, AtLeast0_8OfPinnedPeak) {
                          t};
   perf.ceiling = course::host_link_ceiling_gbps(&perf.ceiling_name);
   const auto timed = destination.download();
-  const bool all_copied = std::all_of(timed.begin(), timed.end(), [](unsigned char b) { return b == 0x5a; });
+  const bool all_copied = std::memcmp(timed.data(), bytes_in, bytes) == 0;
   perf.verify_timed_output(all_copied ? ::testing::AssertionSuccess()
                                       : ::testing::AssertionFailure() << "the destination does not hold the new bytes");
   EXPECT_TRUE(course::meets_ratio(perf));
@@ -313,11 +332,29 @@ TEST(ProcessStagedPerf, AtMost0_8xSequentialTime) {
   const auto sequential = course::time_on_host([&] {
     process_sequential(host_in.data(), host_out.data(), device_in.data(), device_out.data(), n, streams.streams[0]);
   });
-  // Fresh input and a poisoned output: the timed calls must move and compute everything again.
-  const auto fresh = course::random_floats(n, course::test_seed() + 1);
+  // A fresh input, changed at random places before every timed call, and a poisoned output; every
+  // call's output is checked there and at random other places (course/fresh.h).
+  auto fresh = course::random_floats(n, course::test_seed() + 1);
   std::memcpy(host_in.data(), fresh.data(), n * sizeof(float));
-  std::memset(host_out.data(), 0xFF, n * sizeof(float));
-  const auto mine = course::time_on_host(staged);
+  course::FreshElements elements(course::test_seed() + 2);
+  std::vector<size_t> changed;
+  course::FreshCalls calls;
+  calls.change = [&] {
+    changed = course::change_host_elements(elements, host_in.data(), n);
+    for (size_t p : changed) fresh[p] = host_in.data()[p];
+    std::memset(host_out.data(), 0xFF, n * sizeof(float));
+  };
+  calls.check = [&] {
+    const auto places = course::merged_places(changed, elements.distinct_places(n, 32));
+    std::vector<double> expected;
+    std::vector<float> got;
+    for (size_t p : places) {
+      expected.push_back(2.0f * fresh[p] + 1.0f);
+      got.push_back(host_out.data()[p]);
+    }
+    return course::same_at_places(places, expected, got, {0, 0}, "host_out");
+  };
+  const auto mine = course::time_on_host(staged, calls);
   const double gigabytes = 2.0 * n * sizeof(float) / 1e9;  // up and down the link
   std::printf("[  INFO    ] process_sequential %.2f ms, process_staged (%d streams, %d chunks) %.2f ms = %.2f of it\n",
               sequential.median_ms, kPerfStreams, kPerfChunks, mine.median_ms, mine.median_ms / sequential.median_ms);

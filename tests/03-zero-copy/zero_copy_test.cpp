@@ -63,6 +63,7 @@ class MappedFloats {
   MappedFloats& operator=(const MappedFloats&) = delete;
   ~MappedFloats() { cudaFreeHost(host_); }
   const float* device() const { return device_; }
+  float* host() { return host_; }
   void refill(const std::vector<float>& values) { std::memcpy(host_, values.data(), count_ * sizeof(float)); }
   bool holds(const std::vector<float>& values) const {
     return std::memcmp(host_, values.data(), count_ * sizeof(float)) == 0;
@@ -107,7 +108,7 @@ INSTANTIATE_TEST_SUITE_P(Sizes, ScaleFromHost, ::testing::ValuesIn(kSizes), size
 // with no copy of any kind, on the given stream.
 TEST(ScaleFromHostTechnique, OwnKernelReadsMappedMemoryWithoutCopies) {
   REQUIRE_MAPPABLE_HOST_MEMORY();
-  if (std::getenv("COURSE_SANITIZER")) GTEST_SKIP() << "activity is not recorded under compute-sanitizer";
+  if (!course::settings().sanitizer.empty()) GTEST_SKIP() << "activity is not recorded under compute-sanitizer";
   const size_t n = 1000003;
   const auto input = course::random_floats(n, course::test_seed());
   MappedFloats mapped(input);
@@ -138,12 +139,25 @@ TEST(ScaleFromHostPerf, AtLeast0_7OfPinnedCopyPeak) {
   ASSERT_TRUE(run.correct())
       << "scale_from_host is wrong at n = 2^26, so it was not timed: make the correctness tests pass first.";
   const double peak = course::measure_pinned_h2d_peak_gbps();
-  // Fresh input and a poisoned output: the timed calls must read the host memory again.
-  const auto fresh = course::random_floats(run.n, course::test_seed() + 1);
+  // A fresh input in the mapped memory, changed at random places before every timed call, and a
+  // poisoned output; every call's output is checked where the input changed and at random
+  // other places (course/fresh.h): each call must read the host memory again.
+  auto fresh = course::random_floats(run.n, course::test_seed() + 1);
   run.mapped.refill(fresh);
-  run.out.poison();
+  course::FreshElements elements(course::test_seed() + 2);
+  std::vector<size_t> changed;
+  course::FreshCalls calls;
+  calls.change = [&] {
+    changed = course::change_host_elements(elements, run.mapped.host(), run.n);
+    for (size_t p : changed) fresh[p] = run.mapped.host()[p];
+    run.out.poison();
+  };
+  calls.check = [&] {
+    return course::check_at(run.out.data(), course::merged_places(changed, elements.distinct_places(run.n, 32)),
+                            [&](size_t i) { return scale_on_cpu({fresh[i]})[0]; }, {0, 0}, "device_out");
+  };
   const auto t = course::time_on_stream(
-      [&](cudaStream_t s) { scale_from_host(run.mapped.device(), run.out.data(), run.n, s); }, run.stream, 2, 10);
+      [&](cudaStream_t s) { scale_from_host(run.mapped.device(), run.out.data(), run.n, s); }, run.stream, calls, 2, 10);
   const double read_gbps = run.n * sizeof(float) / 1e9 / (t.median_ms / 1e3);
   course::PerfCheck perf{"scale_from_host, 256 MiB of mapped host memory", read_gbps, "GB/s", peak,
                          "the pinned host-to-device copy peak", kZeroCopyOverPinnedPeak,

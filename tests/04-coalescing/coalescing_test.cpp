@@ -162,15 +162,26 @@ TEST(AdvanceSoAPerf, NearTheCopyPeak) {
   CUDA_CHECK(cudaMemset(aos.data(), 0, aos.bytes()));
   const auto aos_time = course::time_on_stream([&](cudaStream_t s) { advance_aos(aos.data(), n, kDt, s); }, stream);
 
-  // Fresh positions: the timed steps must compute. Each timed call advances x once more, so
-  // the check below replays the same number of steps on the CPU.
-  device.x.upload(host.x);
-  constexpr int kWarmups = 3, kRepetitions = 20;
+  // Each call advances x once more, from positions and velocities changed at random places
+  // just before it; the host follows every step (x, in float, as the kernel rounds it) and
+  // checks x after each call where it changed and at random other places (course/fresh.h).
+  std::vector<float> x = host.x;
+  device.x.upload(x);
+  course::FreshElements fresh(course::test_seed() + 7);
+  std::vector<std::size_t> changed;
+  course::FreshCalls calls;
+  calls.change = [&] {
+    changed = course::merged_places(course::change_elements(fresh, device.x.data(), x),
+                                    course::change_elements(fresh, device.vx.data(), host.vx));
+  };
+  calls.check = [&] {
+    for (std::size_t i = 0; i < n; ++i) x[i] = static_cast<float>(x[i] + double{host.vx[i]} * kDt);
+    return course::check_at(device.x.data(), course::merged_places(changed, fresh.distinct_places(n, 32)),
+                            [&](std::size_t i) { return x[i]; }, {1e-5, 1e-5}, "x");
+  };
   const auto soa_time = course::time_on_stream([&](cudaStream_t s) { advance_soa(device.view(), kDt, s); }, stream,
-                                               kWarmups, kRepetitions);
-  std::vector<double> expected(host.x.begin(), host.x.end());
-  for (int step = 0; step < kWarmups + kRepetitions; ++step)
-    for (std::size_t i = 0; i < n; ++i) expected[i] = static_cast<float>(expected[i] + double{host.vx[i]} * kDt);
+                                               calls);
+  const std::vector<double> expected(x.begin(), x.end());
 
   const double bytes = 36.0 * n;  // 24 read, 12 written per particle
   const double aos_gbps = course::effective_bandwidth_gbps(bytes, 0, aos_time.median_ms);
@@ -203,11 +214,29 @@ TEST(RowSumsCoalescedPerf, NearTheCopyPeak) {
   const double peak = course::measure_copy_peak_gbps();
   const auto naive = course::time_on_stream(
       [&](cudaStream_t s) { row_sums_naive(in.data(), sums.data(), rows, cols, s); }, stream);
-  const auto fresh = course::random_floats(matrix.size(), course::test_seed() + 1);
+  // A fresh matrix, changed at random places before every timed call, and poisoned sums; after
+  // every call the sums of the changed rows and of random others are checked (course/fresh.h).
+  auto fresh = course::random_floats(matrix.size(), course::test_seed() + 1);
   in.upload(fresh);
-  sums.poison();
+  course::FreshElements elements(course::test_seed() + 2);
+  std::vector<std::size_t> changed_rows;
+  course::FreshCalls calls;
+  calls.change = [&] {
+    changed_rows.clear();
+    for (std::size_t p : course::change_elements(elements, in.data(), fresh)) changed_rows.push_back(p / cols);
+    sums.poison();
+  };
+  calls.check = [&] {
+    auto row_sum = [&](std::size_t r) {
+      double sum = 0;
+      for (int c = 0; c < cols; ++c) sum += fresh[r * cols + c];
+      return sum;
+    };
+    return course::check_at(sums.data(), course::merged_places(changed_rows, elements.distinct_places(rows, 16)),
+                            row_sum, row_tolerance(cols), "sums");
+  };
   const auto coalesced = course::time_on_stream(
-      [&](cudaStream_t s) { row_sums_coalesced(in.data(), sums.data(), rows, cols, s); }, stream);
+      [&](cudaStream_t s) { row_sums_coalesced(in.data(), sums.data(), rows, cols, s); }, stream, calls);
   // Read-only: the copy peak counts a read and a write, so compare bytes read + bytes written
   // with the peak's (read + write) rate as a read-only stream can go about as fast.
   const double bytes = 4.0 * rows * cols;

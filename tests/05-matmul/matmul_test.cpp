@@ -195,6 +195,35 @@ struct SquareGemm {
     C.poison();
     C_reference.poison();
   }
+  // Every timed call gets operands it has not seen: A and B refilled whole (a few changed places
+  // would let a remembering submission update only the rows and columns they touch), C poisoned;
+  // each call's C is checked at random places against double-precision dot products of the
+  // operands (course/fresh.h).
+  course::FreshCalls fresh_calls() {
+    course::FreshCalls calls;
+    calls.change = [this] {
+      ++call;
+      course::fill_random_floats(A.data(), A.size(), seed_of(0), -1.0f, 1.0f, stream);
+      course::fill_random_floats(B.data(), B.size(), seed_of(1), -1.0f, 1.0f, stream);
+      C.poison();
+    };
+    calls.check = [this] {
+      const size_t count = static_cast<size_t>(n) * n;
+      return course::check_at(C.data(), places_of_check.distinct_places(count, 48),
+                              [this](size_t q) { return dot(q / n, q % n); }, dot_product_tolerance(n), "C",
+                              {static_cast<size_t>(n), static_cast<size_t>(n)});
+    };
+    return calls;
+  }
+  std::uint64_t seed_of(int operand) const { return course::test_seed() + 1000 + 2 * call + operand; }
+  double dot(size_t row, size_t col) const {
+    double sum = 0;
+    for (size_t k = 0; k < static_cast<size_t>(n); ++k)
+      sum += double{course::random_float_at(seed_of(0), row * n + k)} * course::random_float_at(seed_of(1), k * n + col);
+    return sum;
+  }
+  int call = 0;
+  course::FreshElements places_of_check{course::test_seed() + 5};
   int n;
   course::DeviceBuffer<float> A, B, C, C_reference;
   course::Stream stream;
@@ -225,7 +254,10 @@ TEST(MatmulTiledPerf, AtLeast1_3xNaiveAt4096) {
   const auto naive = course::time_on_stream(
       [&](cudaStream_t s) { matmul_naive(g.A.data(), g.B.data(), g.C_reference.data(), n, n, n, s); }, g.stream, 2, 10);
   const auto tiled = course::time_on_stream(
-      [&](cudaStream_t s) { matmul_tiled(g.A.data(), g.B.data(), g.C.data(), n, n, n, s); }, g.stream, 2, 10);
+      [&](cudaStream_t s) { matmul_tiled(g.A.data(), g.B.data(), g.C.data(), n, n, n, s); }, g.stream, g.fresh_calls(),
+      2, 10);
+  matmul_naive(g.A.data(), g.B.data(), g.C_reference.data(), n, n, n, g.stream);  // on the last operands
+  CUDA_CHECK_LAUNCH("matmul_naive");
   course::PerfCheck perf;
   perf.what = "matmul_tiled 4096^3";
   perf.measured = tflops(n, n, n, tiled.median_ms);
@@ -280,8 +312,32 @@ void check_aat_speedup(double required_ratio, const char* what) {
   C_naive.poison();
   const auto naive = course::time_on_stream([&](cudaStream_t s) { aat_naive(A.data(), C_naive.data(), M, K, s); },
                                             stream, 1, 5);
+  // Every timed call gets an operand it has not seen: A refilled whole, C poisoned; each call's C
+  // is checked at random places against double-precision dot products (course/fresh.h).
+  int call = 0;
+  auto seed = [&] { return course::test_seed() + 1000 + call; };
+  course::FreshElements places(course::test_seed() + 5);
+  course::FreshCalls calls;
+  calls.change = [&] {
+    ++call;
+    course::fill_random_floats(A.data(), A.size(), seed(), -1.0f, 1.0f, stream);
+    C.poison();
+  };
+  calls.check = [&] {
+    auto dot = [&](size_t q) {
+      const size_t i = q / M, j = q % M;
+      double sum = 0;
+      for (size_t k = 0; k < static_cast<size_t>(K); ++k)
+        sum += double{course::random_float_at(seed(), i * K + k)} * course::random_float_at(seed(), j * K + k);
+      return sum;
+    };
+    return course::check_at(C.data(), places.distinct_places(static_cast<size_t>(M) * M, 48), dot,
+                            dot_product_tolerance(K), "C", {static_cast<size_t>(M), static_cast<size_t>(M)});
+  };
   const auto tiled = course::time_on_stream([&](cudaStream_t s) { aat_tiled(A.data(), C.data(), M, K, s); },
-                                            stream, 2, 10);
+                                            stream, calls, 2, 10);
+  aat_naive(A.data(), C_naive.data(), M, K, stream);  // the reference on the last operand
+  CUDA_CHECK_LAUNCH("aat_naive");
   course::PerfCheck perf{what, tflops(M, M, K, tiled.median_ms), "TFLOP/s", tflops(M, M, K, naive.median_ms),
                          "the given aat_naive", required_ratio, kAatHint, tiled};
   set_fp32_ceiling(perf);
@@ -319,7 +375,10 @@ TEST(MatmulRegisterTiledStretchPerf, AtLeast0_4xCublasAt4096) {
   const auto library = course::time_on_stream(
       [&](cudaStream_t s) { cublas.matmul(g.A.data(), g.B.data(), g.C_reference.data(), n, n, n, s); }, g.stream, 3, 20);
   const auto mine = course::time_on_stream(
-      [&](cudaStream_t s) { matmul_register_tiled(g.A.data(), g.B.data(), g.C.data(), n, n, n, s); }, g.stream, 3, 20);
+      [&](cudaStream_t s) { matmul_register_tiled(g.A.data(), g.B.data(), g.C.data(), n, n, n, s); }, g.stream,
+      g.fresh_calls(), 3, 20);
+  cublas.matmul(g.A.data(), g.B.data(), g.C_reference.data(), n, n, n, g.stream);  // on the last operands
+  CUDA_CHECK_LAUNCH("cuBLAS");
   course::PerfCheck perf;
   perf.what = "matmul_register_tiled 4096^3";
   perf.measured = tflops(n, n, n, mine.median_ms);

@@ -127,6 +127,7 @@ TEST(ChaseLaunchPerf, WithinTenPercentOfTheBestSweep) {
   perf.baseline_name = "the best of the sweep (block " + std::to_string(best_block) + ")";
   perf.required_ratio = kChosenOverBestSweep;
   perf.timing = t;
+  perf.fresh_inputs_not_needed = "the timed kernel is the given chase; the exercise only chose its launch";
   std::vector<double> expected = chased_on_cpu(next, starts, steps);
   perf.verify_timed_output(course::all_close(expected, as_floats(ends.download()), {0, 0}));
   perf.hint = "blocks that are too small leave an SM mostly empty, since kChaseSharedBytes per block limits how "
@@ -210,14 +211,33 @@ TEST(RunTasksPerf, AtLeast4xSerial) {
   COURSE_REQUIRE_TIMING();
   const int count = 32;
   StreamsAndEvents se;
-  const float expected = serial_result(count, se);
   course::DeviceBuffer<float> partials(count, "partials"), result(1, "result");
   const auto serial = course::time_on_host(
       [&] { run_tasks_serial(count, partials.data(), result.data(), se.streams, kStreams, se.events); }, 1, 5);
-  partials.poison();
-  result.poison();
+  // Every timed batch gets new task inputs (the given set_task_inputs), so that no batch is the
+  // last one again, and poisoned partials and result; after every batch the result is checked
+  // against the given serial version on the same inputs (course/fresh.h).
+  course::FreshElements fresh(course::test_seed() + 1);
+  std::vector<float> inputs(count, 0.0f);
+  course::DeviceBuffer<float> reference_partials(count, "reference partials"), reference(1, "reference result");
+  course::FreshCalls calls;
+  calls.change = [&] {
+    for (float& v : inputs) v = fresh.value(0.0f, 1e-3f, v);
+    set_task_inputs(inputs.data(), count);
+    partials.poison();
+    result.poison();
+  };
+  calls.check = [&] {
+    run_tasks_serial(count, reference_partials.data(), reference.data(), se.streams, kStreams, se.events);
+    CUDA_CHECK_LAUNCH("run_tasks_serial");
+    const std::vector<float> wanted = reference.download();
+    return course::all_close(std::vector<double>(wanted.begin(), wanted.end()), result.download(), kTaskTolerance);
+  };
   const auto concurrent = course::time_on_host(
-      [&] { run_tasks(count, partials.data(), result.data(), se.streams, kStreams, se.events); }, 1, 5);
+      [&] { run_tasks(count, partials.data(), result.data(), se.streams, kStreams, se.events); }, calls, 1, 5);
+  run_tasks_serial(count, reference_partials.data(), reference.data(), se.streams, kStreams, se.events);
+  CUDA_CHECK_LAUNCH("run_tasks_serial");
+  const float last_expected = reference.download()[0];
   course::PerfCheck perf;
   perf.what = "run_tasks, 32 tasks over 8 streams";
   perf.measured = count / (concurrent.median_ms / 1e3);
@@ -226,7 +246,7 @@ TEST(RunTasksPerf, AtLeast4xSerial) {
   perf.baseline_name = "the given run_tasks_serial";
   perf.required_ratio = kConcurrentOverSerial;
   perf.timing = concurrent;
-  perf.verify_timed_output(course::all_close(std::vector<double>{expected}, result.download(), kTaskTolerance));
+  perf.verify_timed_output(course::all_close(std::vector<double>{last_expected}, result.download(), kTaskTolerance));
   perf.hint = "a task fills only a few SMs: launch the tasks on different streams (TODO(3)) so that the GPU runs "
               "them side by side, and join the streams with events, not with a device-wide wait (TODO(4)).";
   EXPECT_TRUE(course::meets_ratio(perf));
@@ -320,9 +340,23 @@ TEST(ProcessBatchesAsyncPerf, AtLeast4xWithMalloc) {
   course::Stream stream;
   const auto with_malloc = course::time_on_host(
       [&] { process_batches_with_malloc(d_in.data(), out.data(), batches, size, stream); }, 1, 5);
-  out.poison();
+  // An input changed at random places before every timed call, a poisoned output, and every
+  // call's output checked there and at random other places (course/fresh.h).
+  auto host = in;
+  course::FreshElements fresh(course::test_seed() + 1);
+  std::vector<std::size_t> changed;
+  course::FreshCalls calls;
+  calls.change = [&] {
+    changed = course::change_elements(fresh, d_in.data(), host);
+    out.poison();
+  };
+  calls.check = [&] {
+    return course::check_at(out.data(), course::merged_places(changed, fresh.distinct_places(host.size(), 32)),
+                            [&](std::size_t i) { return std::sqrt(double{host[i]} * host[i] + 1.0); }, kBatchTolerance,
+                            "out");
+  };
   const auto async = course::time_on_host(
-      [&] { process_batches_async(d_in.data(), out.data(), batches, size, stream); }, 1, 5);
+      [&] { process_batches_async(d_in.data(), out.data(), batches, size, stream); }, calls, 1, 5);
   course::PerfCheck perf;
   perf.what = "process_batches_async, 256 batches of 2^16 floats";
   perf.measured = batches / (async.median_ms / 1e3);
@@ -331,7 +365,7 @@ TEST(ProcessBatchesAsyncPerf, AtLeast4xWithMalloc) {
   perf.baseline_name = "the given process_batches_with_malloc";
   perf.required_ratio = kAsyncOverMalloc;
   perf.timing = async;
-  perf.verify_timed_output(course::all_close(batches_on_cpu(in), out.download(), kBatchTolerance));
+  perf.verify_timed_output(course::all_close(batches_on_cpu(host), out.download(), kBatchTolerance));
   perf.hint = "cudaMalloc and cudaFree are slow, and cudaFree waits for the whole device; cudaMallocAsync and "
               "cudaFreeAsync on the stream reuse the pool's memory without waiting (TODO(6)).";
   EXPECT_TRUE(course::meets_ratio(perf));

@@ -78,9 +78,25 @@ TEST(ShadeUniformPerf, AtLeast1_6xBranchy) {
   course::Stream stream;
   const auto branchy = course::time_on_stream([&](cudaStream_t s) { shade_branchy(d_in.data(), given.data(), n, s); },
                                               stream, 2, 10);
-  out.poison();
+  // An input changed at random places before every timed call, a poisoned output, and every
+  // call's output checked there and at random other places (course/fresh.h).
+  auto host = in;
+  course::FreshElements fresh(course::test_seed() + 1);
+  std::vector<std::size_t> changed;
+  course::FreshCalls calls;
+  calls.change = [&] {
+    changed = course::change_elements(fresh, d_in.data(), host, -0.9f, 0.9f);
+    out.poison();
+  };
+  calls.check = [&] {
+    return course::check_at(out.data(), course::merged_places(changed, fresh.distinct_places(host.size(), 32)),
+                            [&](std::size_t i) { return i % 2 == 0 ? even_path(host[i]) : odd_path(host[i]); },
+                            kPathTolerance, "out");
+  };
   const auto uniform = course::time_on_stream([&](cudaStream_t s) { shade_uniform(d_in.data(), out.data(), n, s); },
-                                              stream, 2, 10);
+                                              stream, calls, 2, 10);
+  shade_branchy(d_in.data(), given.data(), n, stream);  // the given paths on the last input
+  CUDA_CHECK_LAUNCH("shade_branchy");
   const auto& device = course::current_device();
   course::PerfCheck perf;
   perf.what = "shade_uniform, 2^24 elements";
@@ -108,8 +124,7 @@ using sum_data::exact_sum;
 using sum_data::mixed_values;
 using sum_data::ulp_of;
 
-::testing::AssertionResult within_2_ulp(const std::vector<float>& values, float got, const std::string& what) {
-  const double exact = exact_sum(values);
+::testing::AssertionResult within_2_ulp_of(double exact, double magnitudes, float got, const std::string& what) {
   const float rounded = static_cast<float>(exact);
   const double error = std::fabs(static_cast<double>(got) - exact);
   const double allowed = 2.0 * ulp_of(rounded);
@@ -120,8 +135,12 @@ using sum_data::ulp_of;
                 "%s: got %.9g, the exact sum is %.17g (%.9g as a float): off by %.3g = %.1f ulp, at most 2 ulp "
                 "allowed (the sum of magnitudes is %.6g)",
                 what.c_str(), got, exact, rounded, error, rounded != 0 ? error / ulp_of(rounded) : INFINITY,
-                sum_data::sum_of_magnitudes(values));
+                magnitudes);
   return ::testing::AssertionFailure() << text;
+}
+
+::testing::AssertionResult within_2_ulp(const std::vector<float>& values, float got, const std::string& what) {
+  return within_2_ulp_of(exact_sum(values), sum_data::sum_of_magnitudes(values), got, what);
 }
 
 float device_sum(void (*sum)(const float*, std::size_t, float*, double*, cudaStream_t), const std::vector<float>& values,
@@ -211,9 +230,32 @@ TEST(AccurateSumPerf, AtLeast0_75xGivenFloatSum) {
   const double exact = exact_sum(values);
   std::printf("[  INFO    ] for comparison, the given sum_float is off by %.1f ulp here\n",
               std::fabs(given_sum - exact) / ulp_of(static_cast<float>(exact)));
-  result.poison();
+  // Values changed at random places before every timed call (not the large ones), a poisoned
+  // result, and every call's sum checked against the exact sum, which follows each change
+  // (course/fresh.h).
+  auto host = values;
+  sum_data::NeumaierSum exact_now;
+  for (float v : host) exact_now.add(v);
+  const double magnitudes = sum_data::sum_of_magnitudes(host);
+  course::FreshElements fresh(course::test_seed() + 1);
+  course::FreshCalls calls;
+  calls.change = [&] {
+    std::vector<std::size_t> places;
+    std::vector<float> fresh_values;
+    for (std::size_t p : fresh.places(n)) {
+      if (p % 1024 == 0) continue;  // the cancelling +-3e7 stay
+      exact_now.add(-double{host[p]});
+      host[p] = std::ldexp(fresh.value(-1.0f, 1.0f, 0.0f), static_cast<int>(fresh.below(13)) - 6);
+      exact_now.add(host[p]);
+      places.push_back(p);
+      fresh_values.push_back(host[p]);
+    }
+    course::write_elements(in.data(), places, fresh_values);
+    result.poison();
+  };
+  calls.check = [&] { return within_2_ulp_of(exact_now.value(), magnitudes, result.download()[0], "sum_accurate"); };
   const auto accurate = course::time_on_stream(
-      [&](cudaStream_t s) { sum_accurate(in.data(), n, result.data(), workspace.data(), s); }, stream);
+      [&](cudaStream_t s) { sum_accurate(in.data(), n, result.data(), workspace.data(), s); }, stream, calls);
   course::PerfCheck perf;
   perf.what = "sum_accurate, 2^26 values";
   perf.measured = course::effective_bandwidth_gbps(4.0 * n, 0, accurate.median_ms);
@@ -223,7 +265,7 @@ TEST(AccurateSumPerf, AtLeast0_75xGivenFloatSum) {
   perf.required_ratio = kAccurateOverGivenFloat;
   perf.timing = accurate;
   perf.ceiling = course::bandwidth_ceiling_gbps(&perf.ceiling_name);
-  perf.verify_timed_output(within_2_ulp(values, result.download()[0], "sum_accurate"));
+  perf.verify_timed_output(within_2_ulp(host, result.download()[0], "sum_accurate"));
   perf.hint = "read the input once, with many blocks (a few per SM) and several loads in flight per thread; add "
               "in double in registers, and combine the blocks' sums once at the end (TODO(3)-(5)).";
   EXPECT_TRUE(course::meets_ratio(perf));

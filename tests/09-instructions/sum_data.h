@@ -9,16 +9,23 @@
 
 namespace sum_data {
 
-// The exact sum of floats, to far below a float's last bit: Neumaier's compensated sum in double.
-inline double exact_sum(const std::vector<float>& values) {
+// Neumaier's compensated sum in double: exact to far below a float's last bit. Values can be
+// added and taken away one by one (a perf test follows the changes of its input so).
+struct NeumaierSum {
   double sum = 0.0, compensation = 0.0;
-  for (float f : values) {
-    const double v = f;
+  void add(double v) {
     const double t = sum + v;
     compensation += std::fabs(sum) >= std::fabs(v) ? (sum - t) + v : (v - t) + sum;
     sum = t;
   }
-  return sum + compensation;
+  double value() const { return sum + compensation; }
+};
+
+// The exact sum of floats, to far below a float's last bit.
+inline double exact_sum(const std::vector<float>& values) {
+  NeumaierSum sum;
+  for (float f : values) sum.add(f);
+  return sum.value();
 }
 
 inline double sum_of_magnitudes(const std::vector<float>& values) {

@@ -268,11 +268,29 @@ TEST(MultiGpuPerf, TwoGpusAtLeast1_7xOne) {
   ASSERT_TRUE(course::all_close(expected, std::vector<float>(host_out.data(), host_out.data() + 4096), {0, 0}))
       << "compute_on_devices is wrong, so it was not timed";
   const auto t1 = course::time_on_host([&] { run(one, 1); }, 1, 5);
-  // Fresh input and a poisoned output: the timed two-GPU calls must compute everything again.
-  const auto fresh = course::random_floats(n, course::test_seed() + 1);
+  // A fresh input, changed at random places before every timed call, and a poisoned output; every
+  // call's output is checked there and at random other places (course/fresh.h).
+  auto fresh = course::random_floats(n, course::test_seed() + 1);
   std::memcpy(host_in.data(), fresh.data(), n * sizeof(float));
-  std::memset(host_out.data(), 0xFF, n * sizeof(float));
-  const auto t2 = course::time_on_host([&] { run(two, 2); }, 1, 5);
+  course::FreshElements elements(course::test_seed() + 2, 8);
+  std::vector<size_t> changed;
+  course::FreshCalls calls;
+  calls.change = [&] {
+    changed = course::change_host_elements(elements, host_in.data(), n);
+    for (size_t p : changed) fresh[p] = host_in.data()[p];
+    std::memset(host_out.data(), 0xFF, n * sizeof(float));
+  };
+  calls.check = [&] {
+    const auto places = course::merged_places(changed, elements.distinct_places(n, 8));
+    std::vector<float> inputs, got;
+    for (size_t p : places) {
+      inputs.push_back(fresh[p]);
+      got.push_back(host_out.data()[p]);
+    }
+    const auto wanted = heavy_on_cpu(inputs, iterations);
+    return course::same_at_places(places, std::vector<double>(wanted.begin(), wanted.end()), got, {0, 0}, "host_out");
+  };
+  const auto t2 = course::time_on_host([&] { run(two, 2); }, calls, 1, 5);
   const double work = static_cast<double>(n) * iterations;
   course::PerfCheck perf{"compute_on_devices over GPUs 0 and 1", work / (t2.median_ms * 1e6), "Gstep/s",
                          work / (t1.median_ms * 1e6), "the same on GPU 0 alone", kTwoGpuSpeedup,
@@ -314,16 +332,29 @@ TEST(PeerAccessPerf, AtLeast5xWithoutPeerAccess) {
   const auto staged = course::time_on_stream(
       [&](cudaStream_t s) { CUDA_CHECK(cudaMemcpyPeerAsync(destination.data(), 1, source.data(), 0, n * 4, s)); }, stream, 2, 10);
   ASSERT_TRUE(enable_peer_access(0, 1)) << "enable_peer_access(0, 1) failed although the devices allow it (TODO(4))";
-  destination.poison();  // the timed copies must fill it again
+  // A source changed at random places before every timed copy, a poisoned destination, and every
+  // copy checked there and at random other places (course/fresh.h).
+  auto host = input;
+  course::FreshElements fresh(course::test_seed() + 1);
+  std::vector<size_t> changed;
+  course::FreshCalls calls;
+  calls.change = [&] {
+    changed = course::change_elements(fresh, source.data(), host);
+    destination.poison();
+  };
+  calls.check = [&] {
+    return course::check_at(destination.data(), course::merged_places(changed, fresh.distinct_places(n, 32)),
+                            [&](size_t i) { return host[i]; }, {0, 0}, "dst");
+  };
   const auto direct = course::time_on_stream(
-      [&](cudaStream_t s) { copy_between_devices(destination.data(), 1, source.data(), 0, n, s); }, stream, 2, 10);
+      [&](cudaStream_t s) { copy_between_devices(destination.data(), 1, source.data(), 0, n, s); }, stream, calls, 2, 10);
   const double gigabytes = n * 4 / 1e9;
   course::PerfCheck perf{"copy_between_devices, 256 MiB, GPU 0 -> 1", gigabytes / (direct.median_ms / 1e3), "GB/s",
                          gigabytes / (staged.median_ms / 1e3), "cudaMemcpyPeerAsync without peer access", kPeerSpeedup,
                          "without peer access the driver stages the copy through host memory: enable access in both "
                          "directions with cudaDeviceEnablePeerAccess, from each device in turn.",
                          direct};
-  perf.verify_timed_output(course::all_close(input, destination.download(), {0, 0}));
+  perf.verify_timed_output(course::all_close(host, destination.download(), {0, 0}));
   EXPECT_TRUE(course::meets_ratio(perf));
 }
 

@@ -108,7 +108,8 @@ def main():
     class_dir = work / "class"
     class_dir.mkdir()
     for student in chosen:
-        shutil.copytree(FIXTURES / "submissions" / student, class_dir / student)
+        # A link stays a link: mia-links-to-solutions must reach the grader as it was handed in.
+        shutil.copytree(FIXTURES / "submissions" / student, class_dir / student, symlinks=True)
     options = ["--points", str(FIXTURES / "points.json"), "--timeouts", args.timeouts]
     if not gpu:
         options += ["--gpus", "none", "--workers", "2"]
@@ -133,8 +134,16 @@ def main():
     rows = list(csv.DictReader(open(work / "graded" / "class.csv"))) if (work / "graded" / "class.csv").exists() else []
     if [r["student"] for r in rows] != chosen:
         problems.append(f"class.csv rows {[r['student'] for r in rows]} are not the class {chosen}")
+    statuses = {r["student"]: r.get("status", "") for r in rows}
     for student in chosen:
         results_file = work / "graded" / student / "results.json"
+        if "refused" in expected[student]:
+            if results_file.exists():
+                problems.append(f"{student}: graded, but it should have been refused")
+            if not re.search(expected[student]["refused"], statuses.get(student, "")):
+                problems.append(f"{student}: class.csv says {statuses.get(student)!r}, expected a refusal "
+                                f"/{expected[student]['refused']}/")
+            continue
         if not results_file.exists():
             problems.append(f"{student}: no results.json")
             continue

@@ -116,6 +116,51 @@ class ReadingResults(unittest.TestCase):
         self.assertFalse(R.summary([], "student", [])[1])
 
 
+RECORD = """<?xml version="1.0" encoding="UTF-8"?>
+<testsuites tests="1" name="AllTests"><testsuite name="S" tests="1">
+  <testcase name="C" status="run" result="{result}" classname="S">{inner}</testcase>
+</testsuite></testsuites>
+"""
+
+
+class JudgeRecord(unittest.TestCase):
+    """A verdict needs ctest's outcome (the exit status) and the program's own record to agree."""
+
+    def verdict(self, status, record):
+        with tempfile.TemporaryDirectory() as folder:
+            reports = pathlib.Path(folder)
+            name = "student.06-transpose.Shapes/S.C/Rows1"
+            junit = reports / "ctest.xml"
+            skipped = '<skipped message="x"/>' if status == "notrun" else ""
+            junit.write_text(f'<testsuite><testcase name="{name}" status="{status}">{skipped}'
+                             f'<system-out>out</system-out></testcase></testsuite>')
+            if record is not None:
+                R.report_file(reports, name).write_text(record)
+            (result,) = R.read_junit(junit, reports=reports)
+            return result
+
+    def test_agreement(self):
+        passed = RECORD.format(result="completed", inner="")
+        failed = RECORD.format(result="completed", inner='<failure message="bad"/>')
+        skipped = RECORD.format(result="skipped", inner='<skipped message="t.cpp:3&#x0A;no CUDA device: none"/>')
+        self.assertEqual(self.verdict("run", passed).outcome, "passed")
+        self.assertEqual(self.verdict("fail", passed).outcome, "failed")
+        result = self.verdict("notrun", skipped)
+        self.assertEqual((result.outcome, result.reason), ("skipped", "no CUDA device: none"))
+        for status, record in (("run", None), ("run", failed), ("run", skipped), ("notrun", passed),
+                               ("run", "not xml"), ("run", '<testsuites tests="0"/>')):
+            result = self.verdict(status, record)
+            self.assertEqual(result.outcome, "failed", (status, record))
+            self.assertTrue(result.reason.startswith("Tampered"), result.reason)
+
+    def test_only_runs_of_test_programs_need_a_record(self):
+        self.assertTrue(R.judged_by_record("student.06-transpose.TransposeTiled.Works"))
+        self.assertTrue(R.judged_by_record("fixture.cached.06-transpose.TransposeTiledPerf.X"))
+        for name in ("student.06-transpose.Build.Compiles", "student.06-transpose.CodePolicy.X",
+                     "fixture.cached.06-transpose.CodePolicy.X", "unit.support.Settings.X"):
+            self.assertFalse(R.judged_by_record(name), name)
+
+
 class Points(unittest.TestCase):
     def test_score(self):
         graded = {t["name"]: t for t in R.score(read_results(), POINTS)}
@@ -168,6 +213,30 @@ class Submissions(unittest.TestCase):
             self.assertEqual((clean / "chapters/06-transpose/transpose.cu").read_text(), "// mine\n")
             self.assertTrue(missing)
 
+    def test_symbolic_links_refuse_the_submission(self):
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder)
+            clean = root / "clean"
+            (clean / "chapters" / "06-transpose").mkdir(parents=True)
+            real = root / "real" / "06-transpose"
+            real.mkdir(parents=True)
+            (real / "transpose.cu").write_text("// elsewhere\n")
+            linked_folder = root / "a"
+            (linked_folder / "chapters").mkdir(parents=True)
+            (linked_folder / "chapters" / "06-transpose").symlink_to(real)
+            linked_file = root / "b"
+            (linked_file / "chapters" / "06-transpose").mkdir(parents=True)
+            (linked_file / "chapters" / "06-transpose" / "transpose.cu").symlink_to(real / "transpose.cu")
+            linked_root = root / "c"
+            linked_root.mkdir()
+            (linked_root / "course").symlink_to(linked_file)
+            for submission in (linked_folder, linked_file):
+                with self.assertRaises(S.Refused):
+                    S.take_starters(COURSE, S.course_root_in(submission), clean)
+            with self.assertRaises(S.Refused):
+                S.course_root_in(linked_root)
+            self.assertFalse((clean / "chapters/06-transpose/transpose.cu").exists())
+
     def test_names(self):
         self.assertEqual(S.student_name("/x/ada.tar.gz"), "ada")
         self.assertEqual(S.student_name("/x/ben.bundle"), "ben")
@@ -176,21 +245,43 @@ class Submissions(unittest.TestCase):
 
 @unittest.skipUnless(sandbox.abi_version(), "this kernel has no Landlock")
 class Sandbox(unittest.TestCase):
+    """course-sandbox (tools/course_grading/sandbox.c), compiled here as the grader compiles it."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.folder = tempfile.TemporaryDirectory()
+        cls.launcher = pathlib.Path(cls.folder.name) / "course-sandbox"
+        subprocess.run(["cc", "-O2", "-std=gnu11", "-o", str(cls.launcher),
+                        str(COURSE / "tools/course_grading/sandbox.c")], check=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.folder.cleanup()
+
     def test_writes_only_in_its_folder_and_cannot_read_hidden_ones(self):
         with tempfile.TemporaryDirectory() as folder:
             root = pathlib.Path(folder)
-            (root / "work").mkdir()
-            (root / "secret").mkdir()
+            for name in ("work", "secret", "secret/course"):
+                (root / name).mkdir()
             (root / "secret" / "answer.txt").write_text("42\n")
+            (root / "secret" / "course" / "test.txt").write_text("course\n")
+            (root / "options").write_text(f"-w {root / 'work'}\n-h {root / 'secret'}\n-R {root / 'secret' / 'course'}\n")
             script = ("cat secret/answer.txt && echo read-hidden; echo x > outside.txt && echo wrote-outside; "
-                      "echo y > work/inside.txt && echo wrote-inside")
-            done = subprocess.run([sys.executable, str(COURSE / "tools/course_grading/sandbox.py"), "--write",
-                                   str(root / "work"), "--hide", str(root / "secret"), "--", "bash", "-c", script],
+                      "echo y > work/inside.txt && echo wrote-inside; cat secret/course/test.txt && echo read-course; "
+                      "echo z > secret/course/test.txt && echo wrote-course")
+            done = subprocess.run([str(self.launcher), "-r", "-f", str(root / "options"), "--", "bash", "-c", script],
                                   cwd=root, capture_output=True, text=True)
             self.assertNotIn("read-hidden", done.stdout)
             self.assertNotIn("wrote-outside", done.stdout)
             self.assertIn("wrote-inside", done.stdout)
+            self.assertIn("read-course", done.stdout)  # -R: readable inside a hidden folder ...
+            self.assertNotIn("wrote-course", done.stdout)  # ... not writable
             self.assertFalse((root / "outside.txt").exists())
+
+    def test_refuses_bad_usage(self):
+        self.assertEqual(subprocess.run([str(self.launcher), "-x", "--", "true"], capture_output=True).returncode, 2)
+        self.assertEqual(subprocess.run([str(self.launcher), "-f", "/nonexistent", "--", "true"],
+                                        capture_output=True).returncode, 2)
 
 
 if __name__ == "__main__":

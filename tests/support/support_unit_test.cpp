@@ -1,6 +1,7 @@
 // CPU-side unit tests of the support library. No GPU needed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -11,11 +12,13 @@
 #include "course/activity.h"
 #include "course/compare.h"
 #include "course/fatbin.h"
+#include "course/fresh.h"
 #include "course/gpu.h"
 #include "course/guards.h"
 #include "course/cuda_check.h"
 #include "course/perf.h"
 #include "course/random.h"
+#include "course/settings.h"
 #include "course/timing.h"
 
 namespace {
@@ -104,6 +107,82 @@ TEST(PerfScale, ParsesValidFactorsAndRejectsOthers) {
   EXPECT_DOUBLE_EQ(course::parse_perf_scale("1"), 1.0);
   for (const char* bad : {"", "abc", "0", "-1", "0.8x", "3"})
     EXPECT_THROW(course::parse_perf_scale(bad), std::invalid_argument) << "'" << bad << "'";
+}
+
+TEST(Settings, ComeFromTheCommandLineAndLeaveTheRestToGoogleTest) {
+  char program[] = "tests", seed[] = "--course_seed=42", scale[] = "--course_perf_scale=0.5",
+       tool[] = "--course_sanitizer=memcheck", filter[] = "--gtest_filter=A.B";
+  char* argv[] = {program, seed, filter, scale, tool, nullptr};
+  int argc = 5;
+  const course::Settings parsed = course::parse_settings_from(&argc, argv);
+  EXPECT_EQ(parsed.seed, std::uint64_t{42});
+  EXPECT_DOUBLE_EQ(parsed.perf_scale, 0.5);
+  EXPECT_EQ(parsed.sanitizer, "memcheck");
+  ASSERT_EQ(argc, 2);
+  EXPECT_STREQ(argv[1], "--gtest_filter=A.B");
+  EXPECT_EQ(argv[2], nullptr);
+
+  char bad_scale[] = "--course_perf_scale=7", unknown[] = "--course_speed=9";
+  for (char* bad : {bad_scale, unknown}) {
+    char* args[] = {program, bad, nullptr};
+    int count = 2;
+    EXPECT_THROW(course::parse_settings_from(&count, args), std::invalid_argument) << bad;
+  }
+  // Nothing given: a fresh seed, no scaling, no sanitizer.
+  char* none[] = {program, nullptr};
+  int one = 1;
+  const course::Settings defaults = course::parse_settings_from(&one, none);
+  EXPECT_FALSE(defaults.seed.has_value());
+  EXPECT_DOUBLE_EQ(defaults.perf_scale, 1.0);
+  EXPECT_TRUE(defaults.sanitizer.empty());
+}
+
+TEST(Random, AnElementAloneIsTheSameAsInTheWholeSequence) {
+  const auto values = course::random_floats(1000, 77, -0.5f, 2.0f);
+  for (std::size_t i : {std::size_t{0}, std::size_t{1}, std::size_t{499}, std::size_t{999}})
+    EXPECT_EQ(course::random_float_at(77, i, -0.5f, 2.0f), values[i]) << i;
+}
+
+TEST(FreshElements, DistinctSortedPlacesAndNewValues) {
+  course::FreshElements fresh(5, 32);
+  const auto places = fresh.places(1000);
+  ASSERT_EQ(places.size(), 32u);
+  EXPECT_TRUE(std::is_sorted(places.begin(), places.end()));
+  EXPECT_EQ(std::set<std::size_t>(places.begin(), places.end()).size(), places.size());
+  EXPECT_LT(places.back(), 1000u);
+  EXPECT_EQ(fresh.places(10).size(), 10u);  // no more places than the array has
+  for (int i = 0; i < 100; ++i) EXPECT_NE(fresh.value(0.0f, 1e-7f, 5e-8f), 5e-8f);
+  EXPECT_EQ(course::merged_places({5, 1, 3}, {3, 2}), (std::vector<std::size_t>{1, 2, 3, 5}));
+}
+
+TEST(FreshElements, SameAtPlacesNamesTheWholeArraysPlaces) {
+  const auto right = course::same_at_places({10, 20}, {1.0, 2.0}, {1.0f, 2.0f}, {0, 0}, "out");
+  EXPECT_TRUE(right);
+  const auto wrong = course::same_at_places({10, 20}, {1.0, 2.0}, {1.0f, 3.0f}, {0, 0}, "out", {4, 5});
+  EXPECT_FALSE(wrong);
+  EXPECT_NE(std::string(wrong.message()).find("(row 4, col 0)"), std::string::npos) << wrong.message();
+}
+
+TEST(PerfCheck, NeedsEveryTimedCallFreshAndRight) {
+  course::PerfCheck check;
+  check.what = "x";
+  check.measured = 90;
+  check.baseline = 100;
+  check.required_ratio = 0.5;
+  check.verify_timed_output(::testing::AssertionSuccess());
+  check.timing.calls = 23;
+  check.timing.calls_checked = 23;
+  EXPECT_TRUE(course::evaluate_ratio(check, 1.0));
+  check.timing.calls_checked = 0;  // timed without FreshCalls
+  EXPECT_FALSE(course::evaluate_ratio(check, 1.0));
+  EXPECT_NE(course::why_not_counted(check).find("fresh input"), std::string::npos);
+  check.fresh_inputs_not_needed = "the timed code is the course's";
+  EXPECT_TRUE(course::evaluate_ratio(check, 1.0));
+  check.timing.wrong_call = "call 4 of 23: out differs";
+  const auto result = course::evaluate_ratio(check, 1.0);
+  EXPECT_FALSE(result);
+  EXPECT_NE(std::string(result.message()).find("call 4 of 23"), std::string::npos) << result.message();
+  EXPECT_NE(course::perf_line(check, 1.0).find("NOT A MEASUREMENT"), std::string::npos);
 }
 
 TEST(PerfCheck, LineNamesMeasuredBaselineRatioAndRequirement) {

@@ -278,17 +278,20 @@ def _startup_entries(obj, section, policy):
             continue
         problem = _foreign_reference(obj, function, policy)
         if problem:
-            yield (f"runs {{{function.name}}} when the program starts, which uses {{{problem}}}: a global object "
-                   f"with a constructor, or __attribute__((constructor)). Code of a submission runs only inside "
-                   f"the contract's calls")
+            what = "the constructors of its global objects" if function.name.startswith("_GLOBAL__sub_I_") \
+                else f"{{{function.name}}}"
+            yield (f"runs {what} when the program starts, which use {problem}: a global object with a constructor, "
+                   f"or __attribute__((constructor)). Code of a submission runs only inside the contract's calls")
 
 
 def _foreign_reference(obj, function, policy):
-    """The first thing a start-up function refers to besides what the C++ library's own start-up
-    code may use (policy `initialiser-may-use`) and zero-initialised data; None if nothing."""
+    """What a start-up function refers to besides what the C++ library's own start-up code may use
+    (policy `initialiser-may-use`) and zero-initialised data: the named functions and objects
+    first, then data (", "-joined, at most three), or None if nothing."""
     if function.size == 0:
         return function.name
     end = function.value + function.size
+    named, data = [], []
     for r in obj.relocations.get(function.shndx, []):
         if not function.value <= r.offset < end:
             continue
@@ -298,8 +301,12 @@ def _foreign_reference(obj, function, policy):
             continue
         if not symbol.defined and policy.matches("initialiser-may-use", symbol.name):
             continue
-        return symbol.name or (target.name if target else "?")
-    return None
+        if symbol.type == E.STT_SECTION or symbol.name.startswith(".L"):
+            data.append(f"data in {target.name if target else symbol.name}")
+        elif symbol.name not in named:
+            named.append("{" + symbol.name + "}")
+    found = named + sorted(set(data))
+    return ", ".join(found[:3]) if found else None
 
 
 def _system_calls(obj, section):

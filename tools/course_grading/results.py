@@ -3,9 +3,16 @@
 A test's name is <role>.<chapter>.<Suite>.<Case>[.<variant>]. Its kind, from its labels (set by
 cmake/CourseTestList.cmake) or else from its suite name: build (Build.*), rule (CodePolicy),
 perf, technique, correctness; stretch tests are optional (bonus points).
+
+A test of a chapter's program passes only when two records agree: ctest's (the exit status) and
+GoogleTest's own record of the case (the XML file the program writes when its tests end,
+cmake/CourseTestList.cmake). Skipped means exit status 77 and a record that says skipped, with
+the record's reason. Code under test runs in the same process and could end it early with any
+status; it cannot make GoogleTest write a record of a pass it did not see.
 """
 import csv
 import json
+import pathlib
 import re
 import subprocess
 import xml.etree.ElementTree as ET
@@ -100,9 +107,81 @@ def _failure_reason(name, message, output, seconds, timeout):
     return "Failed"
 
 
-def read_junit(path, properties=None):
+def report_dir(build):
+    """The folder of GoogleTest's records of a build's tests (COURSE_TEST_REPORT_DIR)."""
+    cache = pathlib.Path(build) / "CMakeCache.txt"
+    if cache.exists():
+        for line in cache.read_text(errors="replace").splitlines():
+            if line.startswith("COURSE_TEST_REPORT_DIR:"):
+                return pathlib.Path(line.split("=", 1)[1])
+    return pathlib.Path(build) / "test-reports"
+
+
+def clear_reports(folder):
+    """Empties the records' folder before a run: a record left by an earlier run is no record."""
+    folder = pathlib.Path(folder)
+    if folder.is_dir():
+        for old in folder.glob("*.xml"):
+            old.unlink()
+    folder.mkdir(parents=True, exist_ok=True)
+
+
+def report_file(reports, name):
+    """Where the test `name` wrote GoogleTest's record of itself (cmake/CourseTestList.cmake)."""
+    return pathlib.Path(reports) / (name.replace("/", "~") + ".xml")
+
+
+def judged_by_record(name):
+    """Whether a test is a run of a chapter's test program (its verdict needs the program's own
+    record): not Build.* or CodePolicy.* (no code under test runs in them), not unit tests."""
+    parts = name.split(".")
+    return len(parts) >= 4 and parts[0] in ("student", "solution", "fixture") and \
+        not any(p in ("Build", "CodePolicy") for p in parts[1:4])
+
+
+def read_record(path):
+    """(outcome, reason) of GoogleTest's XML record of one selected case: passed, failed, skipped,
+    or missing (no record, or no case in it)."""
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError):
+        return "missing", ""
+    cases = [c for c in root.iter("testcase") if c.get("status", "run") == "run"]
+    if not cases:
+        return "missing", ""
+    failures = [f for c in cases for f in c.findall("failure")]
+    if failures:
+        return "failed", ""
+    if all(c.get("result") == "skipped" for c in cases):
+        skip = next((s for c in cases for s in c.findall("skipped")), None)
+        message = (skip.get("message") or "") if skip is not None else ""
+        # GoogleTest prefixes the file and line: keep the reason.
+        return "skipped", re.sub(r"^[^\n]*?:\d+\n?", "", message).strip() or message.strip()
+    return "passed", ""
+
+
+def agree(outcome, reason, output, record):
+    """The verdict from ctest's outcome and the program's own record of the case."""
+    recorded, recorded_reason = record
+    if outcome == "failed":
+        return outcome, reason
+    if outcome == "passed" and recorded == "passed":
+        return "passed", ""
+    if outcome == "skipped" and recorded == "skipped":
+        return "skipped", recorded_reason or _skip_reason(output)
+    status = "0 (a pass)" if outcome == "passed" else "77 (skipped)"
+    said = {"missing": "has no record of the test: the program ended before GoogleTest could write it "
+                       "(exit, _exit, a signal?)",
+            "failed": "recorded a failure", "skipped": "recorded a skip", "passed": "recorded a pass"}[recorded]
+    return "failed", (f"Tampered: the program exited with status {status}, but GoogleTest {said}. A verdict "
+                      f"needs both to agree; code under test ending the program is not a pass")
+
+
+def read_junit(path, properties=None, reports=None):
     """The tests of a ctest JUnit report (ctest --output-junit), with labels and timeouts joined
-    from `properties` ({name: (labels, timeout)}) when given."""
+    from `properties` ({name: (labels, timeout)}) when given. With `reports` (the folder of
+    GoogleTest's records, COURSE_TEST_REPORT_DIR), the verdict of each run of a test program is
+    the agreement of its exit status and its record (see agree)."""
     properties = properties or {}
     results = []
     for case in ET.parse(path).getroot().iter("testcase"):
@@ -119,6 +198,8 @@ def read_junit(path, properties=None):
             outcome, reason = "failed", _failure_reason(name, message, output, seconds, timeout)
         else:
             outcome, reason = "skipped", _skip_reason(output)
+        if reports is not None and judged_by_record(name):
+            outcome, reason = agree(outcome, reason, output, read_record(report_file(reports, name)))
         results.append(TestResult(name, outcome, output, seconds, reason, labels, timeout))
     return results
 

@@ -1,13 +1,14 @@
 // course-sandbox: runs one command of student code confined by Landlock, the Linux security
 // module any unprivileged process can apply to itself (kernel 5.13 or newer). The command and
 // everything it starts may write only in the folders given with -w (and /dev and /proc, which
-// the GPU driver needs), may read everything but the folders given with -h, and may open no
-// TCP connection (kernel 6.7 or newer). tools/grade-submission compiles it and puts it in front
+// the GPU driver needs), may read everything but the folders given with -h (except the folders
+// given with -R or -w inside them), and may open no TCP connection (kernel 6.7 or newer). tools/grade-submission compiles it and puts it in front
 // of every test command, so that ctest itself, its reports and the build tree stay out of reach.
 //
-//   course-sandbox [-w DIR]... [-h DIR]... [-r] -- COMMAND [ARGUMENT]...
+//   course-sandbox [-w DIR]... [-R DIR]... [-h DIR]... [-f FILE] [-r] -- COMMAND [ARGUMENT]...
 //
-// -r: refuse to run (exit status 3) where Landlock is not available; without it the command
+// -f FILE: more options, one per line ("-w DIR", "-R DIR", "-h DIR" or "-r"), so that a grader can change
+// them per submission without rebuilding the test list that names this command. -r: refuse to run (exit status 3) where Landlock is not available; without it the command
 // then runs unconfined after a warning. The same rules as tools/course_grading/sandbox.py, in C
 // so that starting a test costs a millisecond, not a Python interpreter.
 #define _GNU_SOURCE
@@ -44,6 +45,11 @@ struct PathBeneath {
 enum { kMaxPaths = 64 };
 static const char* hidden[kMaxPaths];
 static int hidden_count;
+static const char* writable[kMaxPaths];
+static int writable_count;
+static const char* readable[kMaxPaths];
+static int readable_count;
+static int require;
 static int ruleset = -1;
 static uint64_t handled;
 
@@ -94,20 +100,55 @@ static void allow_reading(const char* folder) {
   closedir(listing);
 }
 
+// Takes one option: -w DIR, -R DIR, -h DIR or -r. Returns 0 on anything else.
+static int take_option(const char* flag, const char* value) {
+  if ((strcmp(flag, "-w") == 0 || strcmp(flag, "-R") == 0 || strcmp(flag, "-h") == 0) && value != NULL) {
+    char* resolved = realpath(value, NULL);
+    const char* path = resolved ? resolved : strdup(value);
+    if (flag[1] == 'w' && writable_count < kMaxPaths) writable[writable_count++] = path;
+    if (flag[1] == 'R' && readable_count < kMaxPaths) readable[readable_count++] = path;
+    if (flag[1] == 'h' && hidden_count < kMaxPaths) hidden[hidden_count++] = path;
+    return 1;
+  }
+  if (strcmp(flag, "-r") == 0) {
+    require = 1;
+    return 1;
+  }
+  return 0;
+}
+
+static int take_options_file(const char* file) {
+  FILE* input = fopen(file, "r");
+  if (!input) return 0;
+  char line[PATH_MAX + 8];
+  while (fgets(line, sizeof line, input)) {
+    line[strcspn(line, "\n")] = '\0';
+    if (line[0] == '\0' || line[0] == '#') continue;
+    char* value = strchr(line, ' ');
+    if (value) *value++ = '\0';
+    if (!take_option(line, value)) {
+      fclose(input);
+      return 0;
+    }
+  }
+  fclose(input);
+  return 1;
+}
+
 int main(int argc, char** argv) {
-  const char* writable[kMaxPaths];
-  int writable_count = 0, require = 0, at = 1;
+  int at = 1;
   for (; at < argc && strcmp(argv[at], "--") != 0; ++at) {
-    if ((strcmp(argv[at], "-w") == 0 || strcmp(argv[at], "-h") == 0) && at + 1 < argc) {
-      char* resolved = realpath(argv[at + 1], NULL);
-      const char* path = resolved ? resolved : argv[at + 1];
-      if (argv[at][1] == 'w' && writable_count < kMaxPaths) writable[writable_count++] = path;
-      if (argv[at][1] == 'h' && hidden_count < kMaxPaths) hidden[hidden_count++] = path;
+    const char* value = at + 1 < argc ? argv[at + 1] : NULL;
+    if (strcmp(argv[at], "-f") == 0 && value != NULL) {
+      if (!take_options_file(value)) {
+        fprintf(stderr, "course-sandbox: cannot read the options in %s\n", value);
+        return 2;
+      }
       ++at;
-    } else if (strcmp(argv[at], "-r") == 0) {
-      require = 1;
+    } else if (take_option(argv[at], value)) {
+      if (strcmp(argv[at], "-r") != 0) ++at;
     } else {
-      fprintf(stderr, "usage: course-sandbox [-w DIR]... [-h DIR]... [-r] -- COMMAND [ARGUMENT]...\n");
+      fprintf(stderr, "usage: course-sandbox [-w DIR]... [-R DIR]... [-h DIR]... [-f FILE] [-r] -- COMMAND [ARG]...\n");
       return 2;
     }
   }
@@ -134,6 +175,7 @@ int main(int argc, char** argv) {
     // The CUDA driver writes under /proc (cudaErrorOperatingSystem without it).
     allow("/dev", handled);
     allow("/proc", handled);
+    for (int i = 0; i < readable_count; ++i) allow(readable[i], kExecute | kReadFile | kReadDir);
     for (int i = 0; i < writable_count; ++i) allow(writable[i], handled);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("prctl(PR_SET_NO_NEW_PRIVS)");
     if (syscall(kRestrictSelf, ruleset, 0) != 0) fail("landlock_restrict_self");

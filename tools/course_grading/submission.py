@@ -1,11 +1,26 @@
-"""A student submission: unpacked, and its starter files put into a clean copy of the course."""
+"""A student submission: unpacked, and its starter files taken as plain bytes.
+
+Nothing of a submission is followed or run outside the sandbox: a git repository is cloned by a
+sandboxed git, archives are read member by member (no links, no devices, no paths outside the
+archive, a size limit), and a starter file is taken only if every folder on its way from the
+submission's root is a real folder and the file a regular file. A symbolic link anywhere on that
+way refuses the submission (Refused), whatever it points to.
+"""
+import os
 import pathlib
 import shutil
+import stat
 import subprocess
 import tarfile
 import zipfile
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".zip", ".bundle")
+STARTER_LIMIT = 1 << 20  # bytes of one starter file
+ARCHIVE_LIMIT = 512 << 20  # bytes of an unpacked archive
+
+
+class Refused(ValueError):
+    """A submission that is not graded, and why (a symbolic link on the way to a starter file)."""
 
 
 def starter_files(course):
@@ -47,44 +62,146 @@ def _safe_members(names, root):
     for name in names:
         target = (root / name).resolve()
         if root.resolve() not in target.parents and target != root.resolve():
-            raise ValueError(f"archive member {name!r} points outside the archive")
+            raise Refused(f"archive member {name!r} points outside the archive")
 
 
-def unpack(submission, into):
-    """Returns the folder holding the submission's files (a folder is used where it is)."""
+def unpack(submission, into, confine=()):
+    """Returns the folder holding the submission's files (a folder is used where it is).
+    `confine` is the sandbox command git runs in (it may write only `into`)."""
     path = pathlib.Path(submission)
+    if path.is_symlink():
+        raise Refused(f"{path.name} is a symbolic link")
     if path.is_dir() and not (path / ".git").exists():
         return path
     into.mkdir(parents=True, exist_ok=True)
     if path.is_dir() or path.suffix == ".bundle":
-        subprocess.run(["git", "clone", "-q", str(path), str(into / "repo")], check=True, capture_output=True)
+        # --no-local: objects come through git's own protocol, not as copied files (a repository's
+        # symbolic links inside .git are never followed); hooks and config of the submission are
+        # not run or read by the clone.
+        clone = [*confine, "git", "-c", "protocol.file.allow=always", "-c", "core.symlinks=true", "clone", "-q",
+                 "--no-local", str(path.resolve()), str(into / "repo")]
+        done = subprocess.run(clone, capture_output=True, text=True, env={**os.environ, "GIT_TERMINAL_PROMPT": "0",
+                                                                         "GIT_CONFIG_NOSYSTEM": "1"})
+        if done.returncode != 0:
+            raise ValueError(f"git could not clone the submission: {done.stderr.strip()[-300:]}")
         return into / "repo"
     if path.name.endswith((".tar.gz", ".tgz", ".tar")):
         with tarfile.open(path) as archive:
-            _safe_members(archive.getnames(), into)
-            if any(m.issym() or m.islnk() or m.isdev() for m in archive.getmembers()):
-                raise ValueError("the archive holds links or device files")
-            archive.extractall(into)
+            members = archive.getmembers()
+            _safe_members([m.name for m in members], into)
+            if any(m.issym() or m.islnk() or m.isdev() or m.isfifo() for m in members):
+                raise Refused("the archive holds links or device files")
+            if sum(m.size for m in members) > ARCHIVE_LIMIT:
+                raise Refused(f"the archive unpacks to more than {ARCHIVE_LIMIT >> 20} MiB")
+            archive.extractall(into, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
         return into
     if path.suffix == ".zip":
         with zipfile.ZipFile(path) as archive:
             _safe_members(archive.namelist(), into)
-            archive.extractall(into)
+            if sum(i.file_size for i in archive.infolist()) > ARCHIVE_LIMIT:
+                raise Refused(f"the archive unpacks to more than {ARCHIVE_LIMIT >> 20} MiB")
+            archive.extractall(into)  # a link in a zip becomes a plain file holding its target's name
         return into
     raise ValueError(f"{submission}: not a folder, .tar.gz, .zip or git repository")
+
+
+def _real_folder(path):
+    """Whether `path` is a folder and no symbolic link (Refused if it is a link)."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    if stat.S_ISLNK(info.st_mode):
+        raise Refused(f"{path} is a symbolic link")
+    return stat.S_ISDIR(info.st_mode)
 
 
 def course_root_in(folder):
     """The folder of the submission that holds chapters/ (it may be one level down), or the
     folder itself when the student uploaded loose files (take_starters finds them by name)."""
-    if (folder / "chapters").is_dir():
+    if _real_folder(folder / "chapters"):
         return folder
-    found = [p.parent for p in folder.glob("*/chapters") if p.is_dir()]
-    if len(found) == 1:
-        return found[0]
+    found = []
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.is_symlink() and entry.is_dir():
+                raise Refused(f"{entry.name} is a symbolic link to a folder")
+            if entry.is_dir(follow_symlinks=False) and _real_folder(pathlib.Path(entry.path) / "chapters"):
+                found.append(pathlib.Path(entry.path))
     if len(found) > 1:
         raise ValueError("the submission has several chapters/ folders")
-    return folder
+    return found[0] if found else folder
+
+
+def read_regular_file(root, relative):
+    """The bytes of root/relative, or None if it is not there. Refused when a folder on the way, or
+    the file, is a symbolic link, or the file is not a regular file or too large."""
+    path = root
+    for part in relative.parts[:-1]:
+        path = path / part
+        if not _real_folder(path):
+            return None
+    target = root / relative
+    try:
+        handle = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        if os.path.islink(target):
+            raise Refused(f"{relative} is a symbolic link") from None
+        raise Refused(f"{relative} cannot be read: {error.strerror}") from None
+    with os.fdopen(handle, "rb") as file:
+        info = os.fstat(file.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise Refused(f"{relative} is not a regular file")
+        if info.st_size > STARTER_LIMIT:
+            raise Refused(f"{relative} is larger than {STARTER_LIMIT >> 10} KiB")
+        return file.read(STARTER_LIMIT + 1)
+
+
+def _loose_files(folder, name):
+    """Every file called `name` under `folder`, without following a symbolic link (Refused if a
+    link has that name)."""
+    found, pending = [], [pathlib.Path(folder)]
+    while pending:
+        current = pending.pop()
+        with os.scandir(current) as entries:
+            for entry in entries:
+                if entry.is_symlink():
+                    if entry.name == name or entry.is_dir():
+                        raise Refused(f"{pathlib.Path(entry.path).relative_to(folder)} is a symbolic link")
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(pathlib.Path(entry.path))
+                elif entry.name == name:
+                    found.append(pathlib.Path(entry.path).relative_to(folder))
+    return found
+
+
+def take_starters(course, submission, clean):
+    """Copies the submission's starter files, as bytes, over the clean copy's. Returns (taken,
+    missing). A submission without chapters/ (files uploaded one by one, as Gradescope allows)
+    gives each starter file by its name, wherever it lies, if the name is the course's only file
+    of that name and the submission's only file of that name. A file whose content is already
+    there is left alone (its build stays valid)."""
+    taken, missing = [], []
+    starters = starter_files(course)
+    loose = not _real_folder(submission / "chapters")
+    names = [p.name for p in starters]
+    for relative in starters:
+        source = relative
+        if loose and names.count(relative.name) == 1:
+            candidates = _loose_files(submission, relative.name)
+            source = candidates[0] if len(candidates) == 1 else relative
+        content = read_regular_file(submission, source)
+        if content is None:
+            missing.append(relative)
+            continue
+        target = clean / relative
+        if not target.exists() or target.read_bytes() != content:
+            target.write_bytes(content)
+        taken.append(relative)
+    return taken, missing
 
 
 PRIVATE = ("solutions", "tools/fixtures", "tools/check-fixtures.py")
@@ -112,23 +229,11 @@ def clean_copy(course, into):
     return into
 
 
-def take_starters(course, submission, clean):
-    """Copies the submission's starter files over the clean copy's. Returns (taken, missing).
-    A submission without chapters/ (files uploaded one by one, as Gradescope allows) gives each
-    starter file by its name, wherever it lies, if the name is the course's only file of that name
-    and the submission's only file of that name."""
-    taken, missing = [], []
-    starters = starter_files(course)
-    loose = not (submission / "chapters").is_dir()
-    names = [p.name for p in starters]
-    for relative in starters:
-        source = submission / relative
-        if loose and names.count(relative.name) == 1:
-            candidates = [p for p in submission.rglob(relative.name) if p.is_file() and not p.is_symlink()]
-            source = candidates[0] if len(candidates) == 1 else submission / relative
-        if source.is_file() and not source.is_symlink():
-            shutil.copyfile(source, clean / relative)
-            taken.append(relative)
-        else:
-            missing.append(relative)
-    return taken, missing
+def restore_starters(pristine, clean):
+    """Puts the course's own starter files back in the clean copy (before the next submission of
+    a reused copy), leaving alone those already the same."""
+    for relative in starter_files(pristine):
+        content = (pristine / relative).read_bytes()
+        target = clean / relative
+        if not target.exists() or target.read_bytes() != content:
+            target.write_bytes(content)

@@ -1,8 +1,9 @@
 #include "course/perf.h"
 
 #include <cstdio>
-#include <cstdlib>
 #include <stdexcept>
+
+#include "course/settings.h"
 
 namespace course {
 
@@ -24,17 +25,18 @@ double parse_perf_scale(const std::string& text) {
   return value;
 }
 
-double perf_threshold_scale() {
-  static const double scale = [] {
-    const char* text = std::getenv("COURSE_PERF_SCALE");
-    return text ? parse_perf_scale(text) : 1.0;
-  }();
-  return scale;
+double perf_threshold_scale() { return settings().perf_scale; }
+
+namespace {
+bool each_call_fresh(const PerfCheck& c) {
+  return !c.fresh_inputs_not_needed.empty() || c.timing.calls_checked >= c.timing.calls;
 }
+}  // namespace
 
 std::string why_not_counted(const PerfCheck& c) {
   if (!c.output_verified) return "the timed calls' output was not verified";
-  if (!c.output_problem.empty()) return "the timed calls left a wrong result";
+  if (!c.output_problem.empty() || !c.timing.wrong_call.empty()) return "the timed calls left a wrong result";
+  if (!each_call_fresh(c)) return "the timed calls were not each given a fresh input";
   if (!events_agree_with_host(c.timing)) return "the work ran outside the timed stream";
   if (c.ceiling > 0 && c.measured > c.ceiling) return "more than this GPU can do (" + c.ceiling_name + ")";
   return "";
@@ -86,12 +88,23 @@ bool events_agree_with_host(const TimingStats& t) {
   if (!c.output_verified)
     return ::testing::AssertionFailure() << c.what << ": the output of the timed calls was not verified, so "
                                          << "the timing proves nothing (a test harness error: call verify_timed_output).";
+  if (!c.timing.wrong_call.empty())
+    return ::testing::AssertionFailure()
+           << c.what << ": a timed call left a wrong result. Before every call the input changed at random "
+           << "places and the output was poisoned; after it, the output was checked where it depends on them. "
+           << "The time measured is not the time of the work: a result that is only right when the input "
+           << "repeats (remembered, replayed) or that is computed on a stream nobody waits for cannot be "
+           << "graded.\n" << c.timing.wrong_call;
   if (!c.output_problem.empty())
     return ::testing::AssertionFailure()
            << c.what << ": the timed calls left a wrong result (the output was poisoned and the input "
            << "refreshed before them). The time measured is not the time of the work: a result that is "
            << "only right on the first call (remembered, or computed on a stream nobody waits for) cannot "
            << "be graded.\n" << c.output_problem;
+  if (!each_call_fresh(c))
+    return ::testing::AssertionFailure()
+           << c.what << ": only " << c.timing.calls_checked << " of " << c.timing.calls << " timed calls were given "
+           << "a fresh input and checked (a test harness error: time code under test with FreshCalls).";
   if (!events_agree_with_host(c.timing)) {
     char text[512];
     std::snprintf(text, sizeof text,

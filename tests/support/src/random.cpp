@@ -1,8 +1,9 @@
 #include "course/random.h"
 
-#include <cstdlib>
 #include <random>
 #include <stdexcept>
+
+#include "course/settings.h"
 
 namespace course {
 
@@ -18,7 +19,7 @@ std::uint64_t parse_seed(const std::string& text) {
 
 std::uint64_t test_seed() {
   static const std::uint64_t seed = [] {
-    if (const char* text = std::getenv("COURSE_SEED")) return parse_seed(text);
+    if (settings().seed) return *settings().seed;
     std::random_device device;
     return (std::uint64_t{device()} << 32) ^ device();
   }();
@@ -27,7 +28,7 @@ std::uint64_t test_seed() {
 
 std::string seed_note() {
   const std::string seed = std::to_string(test_seed());
-  return "random seed " + seed + " (replay with COURSE_SEED=" + seed + ")";
+  return "random seed " + seed + " (replay with COURSE_SEED=" + seed + " ctest ..., or --course_seed=" + seed + ")";
 }
 
 std::vector<float> random_floats(std::size_t count, std::uint64_t seed, float lo, float hi) {

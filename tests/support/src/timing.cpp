@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <stdexcept>
+#include <string>
 
 #include "course/cuda_check.h"
 #include "course/guards.h"
@@ -36,10 +37,43 @@ struct EventPair {
 };
 }  // namespace
 
-TimingStats time_on_stream(const std::function<void(cudaStream_t)>& work, cudaStream_t stream,
-                           int warmups, int repetitions) {
+namespace {
+// Before and after a call of the fresh variants: the input changed (not timed) and what the call
+// wrote checked (not timed), the first wrong call kept with its number.
+struct Freshness {
+  const FreshCalls* fresh;
+  int total;
+  TimingStats* stats;
+  void before() const {
+    if (!fresh) return;
+    CUDA_CHECK(cudaDeviceSynchronize());
+    fresh->change();
+    CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  void after() const {
+    ++stats->calls;
+    if (!fresh) return;
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const ::testing::AssertionResult right = fresh->check();
+    ++stats->calls_checked;
+    if (!right && stats->wrong_call.empty())
+      stats->wrong_call = "call " + std::to_string(stats->calls) + " of " + std::to_string(total) + ": " +
+                          right.message();
+  }
+};
+
+TimingStats timed_on_stream(const std::function<void(cudaStream_t)>& work, cudaStream_t stream,
+                            const FreshCalls* fresh, int warmups, int repetitions) {
   if (repetitions < 1) throw std::invalid_argument("time_on_stream: repetitions < 1");
-  for (int i = 0; i < warmups; ++i) work(stream);
+  TimingStats counts;
+  const Freshness freshness{fresh, warmups + repetitions, &counts};
+  for (int i = 0; i < warmups; ++i) {
+    freshness.before();
+    work(stream);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    freshness.after();
+  }
   CUDA_CHECK(cudaGetLastError());
   CUDA_CHECK(cudaStreamSynchronize(stream));
 
@@ -47,6 +81,7 @@ TimingStats time_on_stream(const std::function<void(cudaStream_t)>& work, cudaSt
   std::vector<double> samples, host_samples;
   samples.reserve(static_cast<std::size_t>(repetitions));
   for (int i = 0; i < repetitions; ++i) {
+    freshness.before();
     const auto host_start = std::chrono::steady_clock::now();
     CUDA_CHECK(cudaEventRecord(events.start, stream));
     work(stream);
@@ -59,33 +94,68 @@ TimingStats time_on_stream(const std::function<void(cudaStream_t)>& work, cudaSt
     CUDA_CHECK(cudaEventElapsedTime(&ms, events.start, events.stop));
     samples.push_back(ms);
     host_samples.push_back(std::chrono::duration<double, std::milli>(host_stop - host_start).count());
+    freshness.after();
   }
   const std::string damage = guard_check_all();
   if (!damage.empty()) throw OutOfBoundsWrite("the timed code " + damage);
   TimingStats stats = summarize_timings(std::move(samples));
   stats.host_median_ms = summarize_timings(std::move(host_samples)).median_ms;
+  stats.calls = counts.calls;
+  stats.calls_checked = counts.calls_checked;
+  stats.wrong_call = counts.wrong_call;
   return stats;
 }
 
-TimingStats time_on_host(const std::function<void()>& work, int warmups, int repetitions) {
+TimingStats timed_on_host(const std::function<void()>& work, const FreshCalls* fresh, int warmups, int repetitions) {
   if (repetitions < 1) throw std::invalid_argument("time_on_host: repetitions < 1");
-  for (int i = 0; i < warmups; ++i) work();
+  TimingStats counts;
+  const Freshness freshness{fresh, warmups + repetitions, &counts};
+  for (int i = 0; i < warmups; ++i) {
+    freshness.before();
+    work();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    freshness.after();
+  }
   CUDA_CHECK(cudaDeviceSynchronize());
   CUDA_CHECK(cudaGetLastError());
   std::vector<double> samples;
   for (int i = 0; i < repetitions; ++i) {
+    freshness.before();
     const auto start = std::chrono::steady_clock::now();
     work();
     CUDA_CHECK(cudaDeviceSynchronize());
     const auto stop = std::chrono::steady_clock::now();
     CUDA_CHECK(cudaGetLastError());
     samples.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
+    freshness.after();
   }
   const std::string damage = guard_check_all();
   if (!damage.empty()) throw OutOfBoundsWrite("the timed code " + damage);
   TimingStats stats = summarize_timings(std::move(samples));
   stats.host_median_ms = stats.median_ms;
+  stats.calls = counts.calls;
+  stats.calls_checked = counts.calls_checked;
+  stats.wrong_call = counts.wrong_call;
   return stats;
+}
+}  // namespace
+
+TimingStats time_on_stream(const std::function<void(cudaStream_t)>& work, cudaStream_t stream,
+                           int warmups, int repetitions) {
+  return timed_on_stream(work, stream, nullptr, warmups, repetitions);
+}
+
+TimingStats time_on_stream(const std::function<void(cudaStream_t)>& work, cudaStream_t stream,
+                           const FreshCalls& fresh, int warmups, int repetitions) {
+  return timed_on_stream(work, stream, &fresh, warmups, repetitions);
+}
+
+TimingStats time_on_host(const std::function<void()>& work, int warmups, int repetitions) {
+  return timed_on_host(work, nullptr, warmups, repetitions);
+}
+
+TimingStats time_on_host(const std::function<void()>& work, const FreshCalls& fresh, int warmups, int repetitions) {
+  return timed_on_host(work, &fresh, warmups, repetitions);
 }
 
 }  // namespace course

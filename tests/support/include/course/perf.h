@@ -18,7 +18,7 @@ double effective_bandwidth_gbps(double bytes_read, double bytes_written, double 
 /// Throws std::invalid_argument on anything else.
 double parse_perf_scale(const std::string& text);
 
-/// The factor from the environment variable COURSE_PERF_SCALE, 1 when unset.
+/// The factor given with --course_perf_scale (ctest passes COURSE_PERF_SCALE so), 1 when unset.
 double perf_threshold_scale();
 
 /// One performance requirement and its measurement.
@@ -36,6 +36,10 @@ struct PerfCheck {
   std::string ceiling_name;   ///< e.g. "the DRAM's theoretical bandwidth"
   bool output_verified = false;  ///< set by verify_timed_output
   std::string output_problem;    ///< why the timed calls' output was wrong ("" if right)
+  /// Why the timed calls need no fresh input each (the timed code is the course's own, and the
+  /// exercise only chose how to launch or configure it); empty for code under test, whose timing
+  /// must come from the FreshCalls variants of time_on_stream and time_on_host.
+  std::string fresh_inputs_not_needed;
 
   /// Records whether the output of the timed calls (poisoned before them) is right. A check
   /// whose timed output was never verified fails: a timing means nothing without it.
@@ -59,7 +63,8 @@ std::string why_not_counted(const PerfCheck& check);
 std::string perf_line(const PerfCheck& check, double scale);
 
 /// Judges a check without printing. In this order, it fails when: the timed calls' output was
-/// not verified or is wrong; the events disagree with the host clock; the measured rate is
+/// not verified or is wrong, or a timed call left a wrong result, or the calls were not each given
+/// a fresh input (FreshCalls); the events disagree with the host clock; the measured rate is
 /// above the ceiling (impossible on this GPU); measured / baseline < required_ratio * scale.
 /// Each failure says what was seen and what it means; a shortfall gives the hint.
 ::testing::AssertionResult evaluate_ratio(const PerfCheck& check, double scale);

@@ -4,14 +4,15 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 
 #include "course/compare.h"
 #include "course/cuda_check.h"
 #include "course/device_buffer.h"
+#include "course/fresh.h"
 #include "course/gpu.h"
 #include "course/perf.h"
 #include "course/random.h"
+#include "course/settings.h"
 #include "course/technique.h"
 #include "course/timing.h"
 
@@ -22,12 +23,12 @@
       GTEST_SKIP() << *course_why_;                                        \
   } while (0)
 
-/// For performance tests: needs a GPU, and skips under compute-sanitizer (COURSE_SANITIZER is
-/// set by ctest's sanitizer mode), where a timing means nothing.
+/// For performance tests: needs a GPU, and skips under compute-sanitizer (ctest's sanitizer
+/// mode passes --course_sanitizer), where a timing means nothing.
 #define COURSE_REQUIRE_TIMING()                                                         \
   do {                                                                                  \
     COURSE_REQUIRE_GPU();                                                               \
-    if (std::getenv("COURSE_SANITIZER") != nullptr)                                     \
+    if (!::course::settings().sanitizer.empty())                                        \
       GTEST_SKIP() << "timed tests do not run under compute-sanitizer (COURSE_SANITIZER)"; \
   } while (0)
 
@@ -36,6 +37,6 @@
 #define COURSE_REQUIRE_ACTIVITY()                                                               \
   do {                                                                                          \
     COURSE_REQUIRE_GPU();                                                                       \
-    if (std::getenv("COURSE_SANITIZER") != nullptr)                                             \
+    if (!::course::settings().sanitizer.empty())                                                \
       GTEST_SKIP() << "activity is not recorded under compute-sanitizer (COURSE_SANITIZER)";    \
   } while (0)

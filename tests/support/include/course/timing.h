@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
 
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace course {
@@ -21,6 +23,19 @@ struct TimingStats {
   double host_median_ms = 0;
   /// (max - min) / median: how noisy the repetitions were.
   double relative_spread() const { return median_ms > 0 ? (max_ms - min_ms) / median_ms : 0; }
+  int calls = 0;            ///< every call made, warm-ups included
+  int calls_checked = 0;    ///< of them, given a fresh input and checked one by one (FreshCalls)
+  std::string wrong_call;   ///< what the first wrong call left ("call 4 of 23: ..."), or empty
+};
+
+/// What makes every call of a perf test fresh (fresh.h says why):
+struct FreshCalls {
+  /// Before each call, warm-ups included, not timed, with the device idle: changes what the
+  /// call reads (a few elements, at random places) and poisons what it writes.
+  std::function<void()> change;
+  /// After each call, not timed, with the device idle: whether what that call wrote is right
+  /// for the input it was given.
+  std::function<::testing::AssertionResult()> check;
 };
 
 /// Median, minimum and maximum of samples (CPU only; throws on an empty list).
@@ -35,5 +50,14 @@ TimingStats time_on_stream(const std::function<void(cudaStream_t)>& work, cudaSt
 /// Times `work()` with the host clock, each repetition followed by cudaDeviceSynchronize():
 /// for work spread over several streams, which events on one stream would not cover.
 TimingStats time_on_host(const std::function<void()>& work, int warmups = 2, int repetitions = 10);
+
+/// time_on_stream for code under test: `fresh.change` before every call and `fresh.check`
+/// after it, neither timed. The first wrong call is in the result's wrong_call.
+TimingStats time_on_stream(const std::function<void(cudaStream_t)>& work, cudaStream_t stream,
+                           const FreshCalls& fresh, int warmups = 3, int repetitions = 20);
+
+/// time_on_host for code under test, with `fresh` as in time_on_stream.
+TimingStats time_on_host(const std::function<void()>& work, const FreshCalls& fresh, int warmups = 2,
+                         int repetitions = 10);
 
 }  // namespace course

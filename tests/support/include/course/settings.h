@@ -1,0 +1,32 @@
+/// @file settings.h
+/// @brief The judge's settings of one test program: the seed, the perf scale, the sanitizer.
+///
+/// They reach the program on its command line (cmake/CourseTestList.cmake turns ctest's
+/// COURSE_SEED, COURSE_PERF_SCALE and COURSE_SANITIZER into these flags), never from the
+/// environment, which code under test runs beside and could change.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace course {
+
+/// What a test program was told on its command line.
+struct Settings {
+  std::optional<std::uint64_t> seed;  ///< --course_seed=N: replay that seed (else a fresh one)
+  double perf_scale = 1.0;            ///< --course_perf_scale=X: every required ratio times X
+  std::string sanitizer;              ///< --course_sanitizer=TOOL: running under compute-sanitizer
+};
+
+/// This program's settings (the defaults until parse_settings ran).
+const Settings& settings();
+
+/// Reads and removes the --course_* flags from argv (main() calls it before GoogleTest sees
+/// argv). Throws std::invalid_argument on a malformed value or an unknown --course_ flag.
+void parse_settings(int* argc, char** argv);
+
+/// Like parse_settings, but returns what it read instead of making it this program's settings.
+Settings parse_settings_from(int* argc, char** argv);
+
+}  // namespace course

@@ -1,0 +1,51 @@
+#include "course/settings.h"
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "course/perf.h"
+#include "course/random.h"
+
+namespace course {
+
+namespace {
+Settings& mutable_settings() {
+  static Settings value;
+  return value;
+}
+}  // namespace
+
+const Settings& settings() { return mutable_settings(); }
+
+Settings parse_settings_from(int* argc, char** argv) {
+  Settings parsed;
+  int kept = 1;
+  for (int i = 1; i < *argc; ++i) {
+    const std::string argument = argv[i];
+    auto value_of = [&](const char* flag) -> const char* {
+      const std::size_t length = std::strlen(flag);
+      return argument.compare(0, length, flag) == 0 ? argv[i] + length : nullptr;
+    };
+    if (const char* seed = value_of("--course_seed=")) {
+      parsed.seed = parse_seed(seed);
+    } else if (const char* scale = value_of("--course_perf_scale=")) {
+      parsed.perf_scale = parse_perf_scale(scale);
+    } else if (const char* tool = value_of("--course_sanitizer=")) {
+      parsed.sanitizer = tool;
+    } else if (argument.compare(0, 9, "--course_") == 0) {
+      throw std::invalid_argument("unknown flag " + argument +
+                                  " (--course_seed=N, --course_perf_scale=X, --course_sanitizer=TOOL)");
+    } else {
+      argv[kept++] = argv[i];
+      continue;
+    }
+  }
+  *argc = kept;
+  argv[kept] = nullptr;
+  return parsed;
+}
+
+void parse_settings(int* argc, char** argv) { mutable_settings() = parse_settings_from(argc, argv); }
+
+}  // namespace course

@@ -1,0 +1,238 @@
+"""The stages of grading one submission, shared by tools/grade-submission and tools/grade-class:
+
+    prepare   a clean copy of the course (no solutions), the sandbox launcher, a configured build
+    take      the submission's starter files, as plain bytes, into the copy
+    build     the graded chapters, in a sandbox that may write only the build tree
+    test      ctest, unconfined, running every test program in a sandbox that may write only a
+              scratch folder: the course copy, the build tree, ctest's own reports and the
+              other gradings stay out of reach of the code under test
+    report    the verdicts, from ctest's report and each program's own record of its case
+
+A Workspace is one grading's folder:
+
+    course/         the clean copy of the course; course/build/ its build tree
+    bin/            course-sandbox (tools/course_grading/sandbox.c, compiled here)
+    sandbox.args    the test sandbox's options (written by the grader, read by course-sandbox)
+    tmp/, home/     the build's temporary and home folders
+    scratch/        all that test programs may write: tmp, home, CUDA's cache, records/
+"""
+import contextlib
+import fcntl
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+
+from . import results as R
+from . import sandbox as py_sandbox
+from . import submission as S
+
+
+@dataclass
+class Workspace:
+    root: pathlib.Path
+    sandbox: bool = True
+    hidden: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+
+    @property
+    def course(self):
+        return self.root / "course"
+
+    @property
+    def build(self):
+        return self.course / "build"
+
+    @property
+    def scratch(self):
+        return self.root / "scratch"
+
+    @property
+    def records(self):
+        return self.scratch / "records"
+
+    @property
+    def launcher(self):
+        return self.root / "bin" / "course-sandbox"
+
+    @property
+    def sandbox_args(self):
+        return self.root / "sandbox.args"
+
+
+def _compile_launcher(source, target):
+    """Builds course-sandbox with the C compiler: the course's own code, compiled unconfined."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    for compiler in (os.environ.get("CC"), "cc", "gcc", "clang"):
+        if compiler and shutil.which(compiler):
+            done = subprocess.run([compiler, "-O2", "-std=gnu11", "-o", str(target), str(source)],
+                                  capture_output=True, text=True)
+            if done.returncode == 0:
+                return
+            raise OSError(f"course-sandbox did not compile: {done.stderr[-500:]}")
+    raise OSError("no C compiler (cc, gcc or clang) to build course-sandbox")
+
+
+def prepare(course_root, root, hidden=(), sandbox=True, require_sandbox=False):
+    """A workspace with a clean copy of the course and the sandbox launcher. `hidden`: folders the
+    code under test may not read (the instructor's checkout, the class, the reports)."""
+    ws = Workspace(pathlib.Path(root).resolve(), sandbox=sandbox,
+                   hidden=[pathlib.Path(h).resolve() for h in hidden])
+    ws.root.mkdir(parents=True, exist_ok=True)
+    os.chmod(ws.root, 0o700)  # other users' gradings on a shared node cannot look in
+    if not ws.course.exists():
+        S.clean_copy(pathlib.Path(course_root), ws.course)
+    for folder in ("tmp", "home", "scratch"):
+        (ws.root / folder).mkdir(exist_ok=True)
+    if sandbox:
+        if not py_sandbox.abi_version():
+            if require_sandbox:
+                raise ValueError("Landlock is not available here, and --require-sandbox was given")
+            ws.sandbox = False
+            ws.notes.append("Student code ran unconfined: this kernel has no Landlock sandbox.")
+        else:
+            _compile_launcher(ws.course / "tools" / "course_grading" / "sandbox.c", ws.launcher)
+    return ws
+
+
+def confined(ws, *, write=(), read=()):
+    """The command prefix that runs a command in the sandbox (empty when unconfined)."""
+    if not ws.sandbox:
+        return []
+    command = [str(ws.launcher), "-r"]
+    for path in read:
+        command += ["-R", str(path)]
+    for path in write:
+        command += ["-w", str(path)]
+    for path in ws.hidden:
+        command += ["-h", str(path)]
+    return command + ["--"]
+
+
+def write_test_sandbox_args(ws):
+    """The options every test program's sandbox reads (-f sandbox.args): read the course copy,
+    write the scratch folder, nothing of what is hidden."""
+    lines = ["-r", f"-R {ws.course}", f"-w {ws.scratch}", *[f"-h {h}" for h in ws.hidden]]
+    ws.sandbox_args.write_text("\n".join(lines) + "\n")
+
+
+def environment(ws, base=None):
+    """The instructor's environment, without COURSE_* and CUDA_VISIBLE_DEVICES, with private
+    temporary, home and cache folders in the scratch folder."""
+    env = {k: v for k, v in (base or os.environ).items() if not k.startswith("COURSE_") and k != "CUDA_VISIBLE_DEVICES"}
+    for name, folder in (("TMPDIR", "tmp"), ("HOME", "home"), ("CUDA_CACHE_PATH", "cuda-cache")):
+        (ws.scratch / folder).mkdir(parents=True, exist_ok=True)
+        env[name] = str(ws.scratch / folder)
+    return env
+
+
+def take(ws, submission, course_root, chapters):
+    """Unpacks the submission and puts its starter files into the course copy. Returns (taken,
+    missing) of the graded chapters. Raises submission.Refused."""
+    unpacked = ws.root / "submission"
+    if unpacked.exists():
+        shutil.rmtree(unpacked)
+    git_sandbox = confined(ws, write=[unpacked], read=[pathlib.Path(submission).resolve()])
+    unpacked.mkdir()
+    S.restore_starters(pathlib.Path(course_root), ws.course)
+    try:
+        source = S.course_root_in(S.unpack(submission, unpacked, confine=git_sandbox))
+        taken, missing = S.take_starters(ws.course, source, ws.course)
+    except S.Refused as refusal:  # said relative to the submission, wherever it was unpacked
+        text = str(refusal)
+        for root in (str(unpacked / "repo"), str(unpacked), str(pathlib.Path(submission).absolute())):
+            text = text.replace(root + "/", "").replace(root, pathlib.Path(submission).name)
+        raise S.Refused(text) from None
+    shutil.rmtree(unpacked, ignore_errors=True)  # student code reads only the clean copy
+    return [t for t in taken if t.parts[1] in chapters], [m for m in missing if m.parts[1] in chapters]
+
+
+def build(ws, chapters, log_path, jobs, timeouts=None, env=None):
+    """Configures (once) and builds the graded chapters in a sandbox that may write only the build
+    tree and the build's temporary folders. Returns (built, seconds, chapters that did not build)."""
+    env = dict(env or os.environ)
+    env.update(TMPDIR=str(ws.root / "tmp"), HOME=str(ws.root / "home"))
+    ws.build.mkdir(exist_ok=True)
+    prefix = confined(ws, write=[ws.build, ws.root / "tmp", ws.root / "home"], read=[ws.course])
+    launcher = f"{ws.launcher};-f;{ws.sandbox_args};--" if ws.sandbox else ""
+    options = [f"-DCOURSE_TEST_LAUNCHER={launcher}", f"-DCOURSE_TEST_REPORT_DIR={ws.records}"]
+    if timeouts:
+        options += [f"-DCOURSE_CORRECTNESS_TIMEOUT={timeouts[0]}", f"-DCOURSE_PERF_TIMEOUT={timeouts[1]}"]
+    started = time.monotonic()
+    with open(log_path, "a") as out:
+        def run(command):
+            return subprocess.run(prefix + command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=ws.course)
+        configured = run(["cmake", "--preset", "default", *options]).returncode == 0
+        targets = [f"student_ch{c.replace('-', '_')}_tests" for c in chapters]
+        built = configured and run(["cmake", "--build", str(ws.build), "--target", *targets,
+                                    "-j", str(jobs)]).returncode == 0
+    failed = sorted({p.parent.name.split("-", 1)[1] for p in (ws.build / "course-build-status").glob("student-*/*.log")})
+    return built, time.monotonic() - started, [c for c in failed if c in chapters]
+
+
+@contextlib.contextmanager
+def gpu_locks(lock_dir, gpus):
+    """Holds the locks of `gpus`. Several are taken all at once or not at all: holding one GPU
+    idle while waiting for another would stall every grading that wants the first."""
+    handles = [open(pathlib.Path(lock_dir) / f"gpu-{gpu}.lock", "w") for gpu in sorted(set(gpus), key=int)]
+    try:
+        while True:
+            held = []
+            for handle in handles:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    held.append(handle)
+                except BlockingIOError:
+                    for taken in held:
+                        fcntl.flock(taken, fcntl.LOCK_UN)
+                    fcntl.flock(handle, fcntl.LOCK_EX)  # wait until the busy GPU is free, then try all again
+                    fcntl.flock(handle, fcntl.LOCK_UN)
+                    break
+            else:
+                break
+        yield
+    finally:
+        for handle in handles:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+            handle.close()
+
+
+def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None):
+    """Runs the graded chapters' student tests: ctest unconfined (its reports out of reach of the
+    tests), every test program in the sandbox (cmake/CourseTestList.cmake puts course-sandbox in
+    front of it). With `gpu`, the tests see that GPU alone and hold its lock; the multi-GPU tests
+    then run with every GPU of `all_gpus`, holding all their locks. Returns (results, seconds
+    testing, seconds waiting for the GPU)."""
+    if ws.sandbox:
+        write_test_sandbox_args(ws)
+    R.clear_reports(ws.records)
+    started = time.monotonic()
+    only = "^student\\.(" + "|".join(c.replace("-", "\\-") for c in chapters) + ")\\."
+    properties = R.test_properties(ws.build, env=env, cwd=ws.course)
+    phases = [("all", ["-L", "^student$"], None, [])]
+    if gpu is not None:
+        every = [g for g in (all_gpus or gpu).split(",") if g]
+        phases = [("one-gpu", ["-L", "^student$", "-LE", "multi-gpu"], gpu, [gpu]),
+                  ("multi-gpu", ["-L", "multi-gpu"], ",".join(every), every)]
+    graded, waited = [], 0.0
+    for phase, selection, visible, locks in phases:
+        junit = ws.root / f"ctest-{phase}.xml"
+        junit.unlink(missing_ok=True)
+        phase_env = dict(env)
+        if visible is not None:
+            phase_env["CUDA_VISIBLE_DEVICES"] = visible
+        lock = gpu_locks(lock_dir, locks) if (lock_dir and locks) else contextlib.nullcontext()
+        waiting_since = time.monotonic()
+        with lock:
+            waited += time.monotonic() - waiting_since
+            subprocess.run(["ctest", "--test-dir", str(ws.build), *selection, "-R", only, "-j", "4",
+                            "--output-junit", str(junit)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=phase_env, cwd=ws.course)
+        if junit.exists():
+            graded += R.read_junit(junit, properties, reports=ws.records)
+        elif phase != "multi-gpu":
+            raise OSError("ctest wrote no report")
+    return graded, time.monotonic() - started - waited, waited
