@@ -209,7 +209,8 @@ def check_definitions(objects, policy, contract, judge_defined, judge_undefined,
             name = symbol.name
             if name in contract or any(v in contract for v in _structor_variants(name)):
                 continue
-            if name in exports:
+            inline_of_the_library = (symbol.weak or symbol.bind == E.STB_GNU_UNIQUE) and _CXX_LIBRARY.match(name)
+            if name in exports and not inline_of_the_library:
                 found.append((obj, name, f"defines {{{name}}}, which {exports[name]} defines: a submission may not "
                                          f"replace a function of the CUDA runtime or of a library"))
             elif policy.matches("deny", name):
@@ -229,6 +230,12 @@ def check_definitions(objects, policy, contract, judge_defined, judge_undefined,
                 found.append((obj, name, f"defines {{{name}}} as a global symbol: only the contract's functions "
                                          f"may be global. Make it `static`, or put it in an anonymous namespace"))
     return found
+
+
+# The C++ library's names: a weak definition of one is an inline function or template instance
+# of its headers (std::endl instantiates std::ctype<char>::do_widen, which libstdc++ exports
+# too). The judge's own copies are linked first; a strong definition is still a replacement.
+_CXX_LIBRARY = re.compile(r"_Z(T[ISVT])?N?K?(St|Sa|Sb|Ss|Si|So|Sd|9__gnu_cxx)")
 
 
 def _structor_variants(name):
