@@ -148,6 +148,10 @@ def main():
             problems.append(f"{student}: no results.json")
             continue
         problems += judge(student, json.loads(results_file.read_text()), expected[student]["expect"], gpu)
+        row = next((r for r in rows if r["student"] == student), {})
+        for chapter, points in expected[student].get("scores", {}).items():
+            if str(row.get(chapter)) != str(points):
+                problems.append(f"{student}: {chapter} scored {row.get(chapter)!r} in class.csv, expected {points}")
     left = escapes_under(work)
     if left:
         problems.append(f"files written outside the grading folders: {', '.join(map(str, left))}")

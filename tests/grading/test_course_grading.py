@@ -185,6 +185,20 @@ class Points(unittest.TestCase):
         self.assertEqual(sum(t["score"] for t in graded), 0)
         self.assertTrue(graded[0]["output"].startswith("VOID"))
 
+    def test_a_forged_verdict_or_a_replay_voids_the_chapter(self):
+        replay = ("[  PERF    ] transpose_tiled 8192x8192: 2900.0 GB/s = 1.000 x the copy peak; required >= 0.750; "
+                  "NOT A MEASUREMENT: the timed calls left a wrong result\n")
+        for cheat in (R.TestResult("student.06-transpose.TransposeTiled.Other", "failed", reason="Tampered: ..."),
+                      R.TestResult("student.06-transpose.TransposeTiledPerf.X", "failed", output=replay,
+                                   labels=["perf"])):
+            graded = R.score([R.TestResult("student.06-transpose.TransposeTiled.Works", "passed"), cheat], POINTS)
+            self.assertEqual(sum(t["score"] for t in graded), 0, cheat.name)
+            self.assertTrue(graded[0]["output"].startswith("VOID"))
+        slow = R.TestResult("student.06-transpose.TransposeTiledPerf.X", "failed", output="[  PERF    ] 50% of it\n",
+                            labels=["perf"])
+        graded = R.score([R.TestResult("student.06-transpose.TransposeTiled.Works", "passed"), slow], POINTS)
+        self.assertEqual(sum(t["score"] for t in graded), 1)  # too slow is no breach
+
     def test_gradescope_format(self):
         results = R.gradescope_results(R.score(read_results(), POINTS), ["a note"])
         self.assertEqual(check_gradescope_shape(results), [])

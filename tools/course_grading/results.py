@@ -296,18 +296,37 @@ def summary(results, label, reports):
 
 # ---------------------------------------------------------------- points
 
+def breach(result):
+    """Why a failed test shows cheating rather than a mistake, or "": a broken code policy, a
+    verdict the program forged (its exit status against GoogleTest's record), or timed calls whose
+    output was wrong although the same code passed its correctness tests (a remembered or replayed
+    result; fresh.h)."""
+    if result.outcome != "failed":
+        return ""
+    if result.kind == "rule":
+        return "breaks the code policy (see CodePolicy)"
+    if result.reason.startswith("Tampered"):
+        return "forged a verdict (see the tests marked Tampered)"
+    if "NOT A MEASUREMENT: the timed calls left a wrong result" in perf_line(result.output):
+        return "left wrong results only when timed: a result remembered or replayed (see " + result.suite + ")"
+    return ""
+
+
 def score(results, points):
-    """Points for the student tests of the chapters that count (grading/points.json)."""
+    """Points for the student tests of the chapters that count (grading/points.json). A breach
+    (see breach) voids its chapter when rule_failure_voids_chapter is true."""
     default = points.get("default", {})
     chapters = points.get("chapters", {})
     bonus = points.get("stretch_bonus", 0)
-    graded = []
+    graded, breaches = [], {}
     for r in results:
         if r.role != "student" or len(r.parts) < 4:
             continue
         rules = chapters.get(r.chapter)
         if rules is None or not rules.get("counts", True):
             continue
+        if breach(r):
+            breaches.setdefault(r.chapter, breach(r))
         value = bonus if r.stretch else rules.get(r.kind, default.get(r.kind, 1))
         entry = {"name": r.name[len("student."):], "chapter": r.chapter, "kind": r.kind, "stretch": r.stretch,
                  "outcome": "not graded" if r.outcome == "skipped" else r.outcome, "seconds": r.seconds}
@@ -322,13 +341,11 @@ def score(results, points):
                 text += "\n".join([r.reason, *gist(r.output, lines=12)])
             entry["output"] = text
         graded.append(entry)
-    # A broken code policy (grading/code-policy.txt) voids its chapter's points.
     if points.get("rule_failure_voids_chapter", True):
-        voided = {t["chapter"] for t in graded if t["kind"] == "rule" and t["outcome"] == "failed"}
         for t in graded:
-            if t["chapter"] in voided and t["score"]:
+            if t["chapter"] in breaches and t["score"]:
                 t["score"] = 0
-                t["output"] = "VOID: this chapter's code breaks the code policy (see CodePolicy).\n" + t["output"]
+                t["output"] = f"VOID: this chapter's code {breaches[t['chapter']]}.\n" + t["output"]
     return graded
 
 
