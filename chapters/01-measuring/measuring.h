@@ -7,11 +7,17 @@
 ///
 /// **Rules** (checked by the `...Technique` tests from what the timers measure):
 /// - Both timers measure only the work that `enqueue` puts on `stream`: work enqueued earlier,
-///   and work on other streams, must not count. So synchronise `stream` (not the whole device)
-///   before starting and after the work, or record events on `stream`.
-/// - `host_elapsed_ms` reads a host clock (std::chrono::steady_clock); `event_elapsed_ms`
-///   reads CUDA events recorded on `stream` (cudaEventElapsedTime).
-/// - No GPU library; only the CUDA runtime.
+///   and work on other streams, must not count, and must not be waited for. So synchronise
+///   `stream` (not the whole device) before starting and after the work, or record events on
+///   `stream` (HostTimer.LeavesEarlierWorkOut, EventTimer.LeavesEarlierWorkOut,
+///   HostTimerTechnique.OtherStreamsDoNotCount, EventTimerTechnique.OtherStreamsDoNotCount,
+///   HostTimerTechnique.DoesNotWaitForOtherStreamsFirst,
+///   EventTimerTechnique.DoesNotWaitForOtherStreamsFirst).
+/// - `host_elapsed_ms` reads a clock on the wall (std::chrono::steady_clock), started before
+///   `enqueue` is called (HostTimer.CountsTheHostSideOfEnqueue); `event_elapsed_ms` reads CUDA
+///   events recorded on `stream` (cudaEventElapsedTime) (EventTimer.MeasuresTheWork,
+///   EventTimer.ResolvesShortWork).
+/// - No GPU library; only the CUDA runtime (CodePolicy).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -22,7 +28,8 @@
 using EnqueueWork = std::function<void(cudaStream_t)>;
 
 /// Milliseconds, on a host clock, from the moment `stream` is idle until the work that
-/// `enqueue(stream)` puts on it has finished. Call `enqueue` exactly once.
+/// `enqueue(stream)` puts on it has finished; the time `enqueue` itself spends on the host counts.
+/// Call `enqueue` exactly once.
 double host_elapsed_ms(const EnqueueWork& enqueue, cudaStream_t stream);
 
 /// Milliseconds between two CUDA events recorded on `stream` around the work of
@@ -31,11 +38,13 @@ float event_elapsed_ms(const EnqueueWork& enqueue, cudaStream_t stream);
 
 /// Theoretical DRAM bandwidth in GB/s (10^9 bytes per second) of a memory whose clock is
 /// `memory_clock_khz` kHz and whose bus is `bus_width_bits` bits wide, transferring on both
-/// edges of the clock (double data rate). 0 if either input is not positive.
+/// edges of the clock (double data rate). 0 if either input is not positive
+/// (BandwidthFormula.TheoreticalFromClockAndBusWidth).
 double theoretical_bandwidth_gbps(double memory_clock_khz, int bus_width_bits);
 
 /// Effective bandwidth in GB/s of work that read `bytes_read` and wrote `bytes_written` bytes
-/// in `milliseconds` milliseconds. 0 if `milliseconds` is not positive.
+/// in `milliseconds` milliseconds. 0 if `milliseconds` is not positive
+/// (BandwidthFormula.EffectiveFromBytesAndTime).
 double effective_bandwidth_gbps(double bytes_read, double bytes_written, double milliseconds);
 
 /// Given: enqueues on `stream` one kernel that runs for `milliseconds` (it reads the GPU's

@@ -5,9 +5,12 @@
 /// arrays, and sum the rows of a row-major matrix with the reads of a warp side by side.
 ///
 /// **Rules** (checked by the `...Technique` tests from what ran):
-/// - Your own kernels only (no cuBLAS, CUB or Thrust), on the stream you are given.
+/// - Your own kernels only (no cuBLAS, CUB or Thrust), on the stream you are given
+///   (AdvanceSoATechnique.OwnKernelOnTheGivenStream, RowSumsCoalescedTechnique).
 /// - `row_sums_coalesced`: one warp (or more) per row, its lanes reading consecutive elements;
-///   checked from the launch: at least 32 threads work on each row.
+///   checked from the launch: at least 32 threads work on each row
+///   (RowSumsCoalescedTechnique.AWarpPerRowOnTheGivenStream).
+/// - Only the CUDA runtime (CodePolicy).
 #pragma once
 
 #include <cuda_runtime.h>

@@ -9,8 +9,8 @@
 
 #include <cuda_runtime.h>
 
-/// Side of the square tiles of exercises 1 and 2; their blocks are kMatmulTile x kMatmulTile
-/// threads, one output element per thread.
+/// Side of the square tiles of exercises 1 and 2 (the starters use blocks of kMatmulTile x
+/// kMatmulTile threads, one output element per thread; the shape is yours to choose).
 constexpr int kMatmulTile = 32;
 
 /// Given (given/matmul_naive.cu): one thread per element of C, reading a row of A and a
@@ -22,8 +22,8 @@ void matmul_naive(const float* A, const float* B, float* C, int M, int N, int K,
 /// staged in shared memory, so that each element loaded from global memory is used
 /// kMatmulTile times.
 /// Rules, checked from what runs (MatmulTiledTechnique): only kernels of your own (no cuBLAS,
-/// no copies), blocks of kMatmulTile x kMatmulTile threads, at least two kMatmulTile^2 float
-/// tiles of shared memory per block, everything on `stream`.
+/// no copies), at least two kMatmulTile^2 float tiles of shared memory per block, everything on
+/// `stream`. Blocks of another shape, or several outputs per thread, are allowed.
 void matmul_tiled(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t stream);
 
 /// Given (given/aat_naive.cu): C = A·Aᵀ, one thread per element, C[r][c] = row r of A

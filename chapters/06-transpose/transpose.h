@@ -12,8 +12,8 @@
 
 /// Side of the square tile one thread block moves (elements).
 constexpr int kTransposeTile = 32;
-/// Rows of threads in a block: a block is kTransposeTile x kTransposeBlockRows threads,
-/// and each thread moves kTransposeTile / kTransposeBlockRows elements of its tile.
+/// Rows of threads in the starter's blocks: kTransposeTile x kTransposeBlockRows threads, each
+/// moving kTransposeTile / kTransposeBlockRows elements of its tile. A suggestion, not a rule.
 constexpr int kTransposeBlockRows = 8;
 
 /// Given (chapters/06-transpose/given/transpose_naive.cu): reads `in` along rows, which is
@@ -26,7 +26,7 @@ void transpose_naive(const float* in, float* out, int rows, int cols, cudaStream
 /// tile is padded by one column so that reading a column of it is free of bank conflicts.
 ///
 /// Rules, checked from what runs (TransposeTiledTechnique): only kernels of your own (no
-/// library, no cudaMemcpy), blocks of kTransposeTile x kTransposeBlockRows threads, at least
-/// kTransposeTile x kTransposeTile floats of shared memory per block, everything on `stream`;
-/// writes stay inside `out` (the tests put guard zones around it).
+/// library, no cudaMemcpy), at least kTransposeTile x kTransposeTile floats of shared memory per
+/// block, everything on `stream`; writes stay inside `out` (the tests put guard zones around
+/// it). The block's shape and the elements per thread are yours to choose.
 void transpose_tiled(const float* in, float* out, int rows, int cols, cudaStream_t stream);

@@ -7,8 +7,11 @@
 /// functions only enqueue work on `stream` and return; the caller synchronises and checks errors.
 ///
 /// **Rules** (checked by the `...Technique` tests from what ran):
-/// - Your own kernels only (no cuBLAS, CUB or Thrust), on the stream you are given, no copies.
-/// - `shade_uniform` computes every element with `even_path` / `odd_path` below, unchanged.
+/// - Your own kernels only (no cuBLAS, CUB or Thrust), on the stream you are given, no copies
+///   (ShadeUniformTechnique.OwnKernelOnTheGivenStream, AccurateSumTechnique.OwnKernelsOnTheGivenStream).
+/// - `shade_uniform` computes every element with `even_path` / `odd_path` below, unchanged
+///   (ShadeUniform.MatchesTheGivenPaths).
+/// - Only the CUDA runtime (CodePolicy).
 #pragma once
 
 #include <cuda_runtime.h>

@@ -4,11 +4,17 @@
 ///
 /// **Rules** (checked by the `...Technique` tests from the stream's attributes and the device's
 /// limit after your calls):
-/// - The persisting carve-out is set with cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize),
-///   never larger than the device allows; the window is set on the given stream only.
-/// - After `clear_persisting_window` the stream has no window, persisting lines are released and
-///   the carve-out is 0 again: later work must not inherit a shrunken L2.
-/// - Only the CUDA runtime.
+/// - The persisting carve-out is set with cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize) at
+///   every call, never larger than the device allows; the window is set on the given stream only,
+///   no other and no default stream (PersistingWindowTechnique.SetOnTheStreamAndClearedAfterwards,
+///   RepeatedWindowTechnique.EveryCallSetsItsOwnCarveOut).
+/// - After `clear_persisting_window` the stream has no window and the carve-out is 0 again:
+///   later work must not inherit a shrunken L2
+///   (PersistingWindowTechnique.SetOnTheStreamAndClearedAfterwards). (Releasing the persisting
+///   lines, cudaCtxResetPersistingL2Cache, is asked of `clear_persisting_window` below, but
+///   nothing outside the call can observe it: no test checks it.)
+/// - The window makes the work no slower than without it (PersistingWindowPerf).
+/// - Only the CUDA runtime (CodePolicy).
 #pragma once
 
 #include <cuda_runtime.h>

@@ -2,10 +2,12 @@
 // against the reference solution. The timers are checked against a kernel of known duration
 // (enqueue_busy_wait, which reads the GPU's global timer).
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "course/testing.h"
 #include "measuring.h"
@@ -52,26 +54,36 @@ std::string calls_message(const char* timer, int calls) {
 
 // ---------------------------------------------------------------- the formulas (no GPU needed)
 
+// The formulas' arithmetic is a few roundings (in double, or in float where a student keeps the
+// seconds in a float as cudaEventElapsedTime does): a relative tolerance of 1e-6 fits both and
+// is far below any mistake of units.
+constexpr double kFormulaTolerance = 1e-6;
+
 TEST(BandwidthFormula, TheoreticalFromClockAndBusWidth) {
   // H100 SXM (HBM3): 2619 MHz x 2 x 5120 bits / 8 = 3352.3 GB/s.
-  EXPECT_NEAR(theoretical_bandwidth_gbps(2619000, 5120), 3352.32, 1e-6)
+  EXPECT_NEAR(theoretical_bandwidth_gbps(2619000, 5120), 3352.32, kFormulaTolerance * 3352.32)
       << "memory clock 2619000 kHz, 5120-bit bus: clock in Hz x 2 transfers per clock x bus width in bytes / 1e9 "
          "(TODO(5))";
   // A 256-bit bus at 1750 MHz: 112 GB/s.
-  EXPECT_NEAR(theoretical_bandwidth_gbps(1750000, 256), 112.0, 1e-9) << "memory clock 1750000 kHz, 256-bit bus (TODO(5))";
+  EXPECT_NEAR(theoretical_bandwidth_gbps(1750000, 256), 112.0, kFormulaTolerance * 112.0)
+      << "memory clock 1750000 kHz, 256-bit bus (TODO(5))";
   EXPECT_EQ(theoretical_bandwidth_gbps(0, 5120), 0.0) << "a clock of 0 (not reported) should give 0";
   EXPECT_EQ(theoretical_bandwidth_gbps(2619000, 0), 0.0) << "a bus width of 0 should give 0";
+  EXPECT_EQ(theoretical_bandwidth_gbps(-2619000, 5120), 0.0) << "a negative clock is not positive: 0 (TODO(5))";
+  EXPECT_EQ(theoretical_bandwidth_gbps(2619000, -5120), 0.0) << "a negative bus width is not positive: 0 (TODO(5))";
 }
 
 TEST(BandwidthFormula, EffectiveFromBytesAndTime) {
-  EXPECT_NEAR(effective_bandwidth_gbps(1e9, 1e9, 1000.0), 2.0, 1e-12)
+  EXPECT_NEAR(effective_bandwidth_gbps(1e9, 1e9, 1000.0), 2.0, kFormulaTolerance * 2.0)
       << "1 GB read and 1 GB written in 1 s: (read + written) / 1e9 / seconds (TODO(6))";
   // A 8192 x 8192 float transpose (256 MiB read, 256 MiB written) in 0.2 ms... would be 2684 GB/s.
   const double bytes = 8192.0 * 8192.0 * 4.0;
-  EXPECT_NEAR(effective_bandwidth_gbps(bytes, bytes, 0.2), 2684.35456, 1e-6)
+  EXPECT_NEAR(effective_bandwidth_gbps(bytes, bytes, 0.2), 2684.35456, kFormulaTolerance * 2684.35456)
       << "the time is in milliseconds: divide by 1000 to get seconds (TODO(6))";
-  EXPECT_NEAR(effective_bandwidth_gbps(bytes, 0, 0.1), 2684.35456, 1e-6) << "a read-only kernel (TODO(6))";
+  EXPECT_NEAR(effective_bandwidth_gbps(bytes, 0, 0.1), 2684.35456, kFormulaTolerance * 2684.35456)
+      << "a read-only kernel (TODO(6))";
   EXPECT_EQ(effective_bandwidth_gbps(bytes, bytes, 0.0), 0.0) << "no time measured: return 0, not infinity";
+  EXPECT_EQ(effective_bandwidth_gbps(bytes, bytes, -0.2), 0.0) << "a negative time is not positive: return 0 (TODO(6))";
 }
 
 // ---------------------------------------------------------------- the host timer
@@ -99,6 +111,54 @@ TEST(HostTimer, LeavesEarlierWorkOut) {
   EXPECT_GE(ms, 9.5) << "host_elapsed_ms returned " << ms << " ms for a kernel that runs 10 ms (TODO(2))";
   EXPECT_LE(ms, 35.0) << "host_elapsed_ms returned " << ms << " ms for 10 ms of work: it counted the 60 ms kernel "
                       << "that was on the stream before; wait for the stream before starting the clock (TODO(1))";
+}
+
+// The host side of the call counts: enqueue spends 30 ms on the host (a sleep, which takes no
+// processor time) before it launches 10 ms of work. A timer that starts its clock after enqueue,
+// or reads processor time (std::clock) instead of a clock on the wall, leaves the 30 ms out.
+TEST(HostTimer, CountsTheHostSideOfEnqueue) {
+  COURSE_REQUIRE_TIMING();
+  Stream stream;
+  BusyWork work{10.0};
+  const EnqueueWork slow_to_enqueue = [&work](cudaStream_t s) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    work.enqueue()(s);
+  };
+  const double ms = host_elapsed_ms(slow_to_enqueue, stream);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_GE(ms, 38.0) << "host_elapsed_ms returned " << ms << " ms for a call whose enqueue spends 30 ms on the host and "
+                      << "then launches 10 ms of work: start the clock before calling enqueue, and read a clock on the "
+                      << "wall (std::chrono::steady_clock), not processor time (std::clock) (TODO(1), TODO(2))";
+  EXPECT_LE(ms, 70.0) << "host_elapsed_ms returned " << ms << " ms for 40 ms of work";
+}
+
+// Work already running on another stream when the timer is called is not the timer's to wait
+// for: a timer that synchronises the whole device before it starts returns the right number,
+// but only after the other stream is done.
+template <class Timer>
+void expect_no_wait_for_other_streams(Timer timer, const char* name) {
+  Stream stream, other;
+  enqueue_busy_wait(80.0, other);
+  CHECK_ENQUEUED();
+  BusyWork work{10.0};
+  const auto started = std::chrono::steady_clock::now();
+  const double ms = timer(work.enqueue(), stream);
+  const double took = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_GE(ms, 9.5) << name << " returned " << ms << " ms for a kernel that runs 10 ms";
+  EXPECT_LE(took, 50.0) << name << " took " << took << " ms to time 10 ms of work: it waited for an 80 ms kernel that "
+                        << "was running on another stream when it was called (a device-wide synchronisation?). Wait "
+                        << "for the stream you are given, cudaStreamSynchronize or cudaEventSynchronize (TODO(1)-(4))";
+}
+
+TEST(HostTimerTechnique, DoesNotWaitForOtherStreamsFirst) {
+  COURSE_REQUIRE_TIMING();
+  expect_no_wait_for_other_streams(host_elapsed_ms, "host_elapsed_ms");
+}
+
+TEST(EventTimerTechnique, DoesNotWaitForOtherStreamsFirst) {
+  COURSE_REQUIRE_TIMING();
+  expect_no_wait_for_other_streams(event_elapsed_ms, "event_elapsed_ms");
 }
 
 // ---------------------------------------------------------------- the event timer

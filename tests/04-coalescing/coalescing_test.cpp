@@ -90,12 +90,23 @@ TEST_P(RowSumsCoalesced, MatchesCpu) {
   EXPECT_TRUE(course::all_close(matrix, in.download(), {0, 0})) << "row_sums_coalesced modified the matrix";
 }
 
+std::string shape_name(const ::testing::TestParamInfo<Shape>& info) {
+  return "Rows" + std::to_string(info.param.rows) + "Cols" + std::to_string(info.param.cols);
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, RowSumsCoalesced,
                          ::testing::Values(Shape{1, 1}, Shape{3, 31}, Shape{7, 33}, Shape{1000, 1}, Shape{1, 100000},
                                            Shape{9, 129}, Shape{4097, 1025}, Shape{64, 4096}),
-                         [](const auto& info) {
-                           return "Rows" + std::to_string(info.param.rows) + "Cols" + std::to_string(info.param.cols);
-                         });
+                         shape_name);
+
+// Every remainder a warp's loop can leave: widths 3 x 128 + r, so that a loop unrolled over 4
+// warp-wide steps (128 columns) ends with 0, 1, 31, 32, 33, 63, ..., 127 columns to go. A bound
+// off by one (c + 96 <= cols) reads past the row when 96 to 127 remain.
+INSTANTIATE_TEST_SUITE_P(Remainders, RowSumsCoalesced,
+                         ::testing::Values(Shape{5, 384}, Shape{5, 385}, Shape{5, 415}, Shape{5, 416}, Shape{5, 417},
+                                           Shape{5, 447}, Shape{5, 448}, Shape{5, 449}, Shape{5, 479}, Shape{5, 480},
+                                           Shape{5, 481}, Shape{5, 511}),
+                         shape_name);
 
 // Rule: own kernels on the given stream; for the row sums, at least a warp's worth of threads
 // per row (one thread per row cannot read a row coalesced).

@@ -53,9 +53,10 @@ TEST_P(TransposeTiled, MatchesCpuTranspose) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, TransposeTiled, ::testing::ValuesIn(kShapes), shape_name);
 
-// The contract's rules, from what ran: the student's own kernel, blocks of kTransposeTile x
-// kTransposeBlockRows threads, a shared tile of at least kTransposeTile^2 floats, no copies,
-// everything on the given stream.
+// The contract's rules, from what ran: the student's own kernel, a shared tile of at least
+// kTransposeTile^2 floats, no copies, everything on the given stream. The block's shape is free:
+// other shapes and more elements per thread do what the chapter teaches too (fixture
+// tile-64-block-64x4).
 TEST(TransposeTiledTechnique, OwnKernelWithASharedTileOnTheGivenStream) {
   COURSE_REQUIRE_ACTIVITY();
   const int rows = 1000, cols = 3000;
@@ -72,7 +73,6 @@ TEST(TransposeTiledTechnique, OwnKernelWithASharedTileOnTheGivenStream) {
   EXPECT_TRUE(course::launches_only_own_kernels(ran, "transpose_tiled"));
   EXPECT_TRUE(course::enqueues_no_copies(ran, "transpose_tiled"));
   EXPECT_TRUE(course::stays_on_given_stream(ran, "transpose_tiled"));
-  EXPECT_TRUE(course::kernels_have_block(ran, "transpose_tiled", kTransposeTile, kTransposeBlockRows));
   EXPECT_TRUE(course::kernels_use_shared_memory(ran, "transpose_tiled", kTransposeTile * kTransposeTile * sizeof(float),
                                                 "a tile of kTransposeTile x kTransposeTile floats (TODO(1))"));
 }

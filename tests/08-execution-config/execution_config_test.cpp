@@ -1,6 +1,7 @@
 // Tests of chapter 08 (execution configuration). Built once, linked against the starter and
 // against the reference solution.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
@@ -201,6 +202,32 @@ TEST(RunTasksTechnique, SpreadsTheTasksOverTheStreams) {
   EXPECT_GE(task_streams.size(), static_cast<std::size_t>(kStreams))
       << "the " << count << " tasks ran on " << task_streams.size() << " stream(s) of the " << kStreams
       << " given: tasks on one stream run one after the other (TODO(3))";
+}
+
+// Rule: the streams are joined on the GPU, with events; run_tasks only enqueues. One of the
+// streams is held back for 80 ms before the call: a run_tasks that waits on the host
+// (cudaDeviceSynchronize, or cudaStreamSynchronize of the task streams) takes that long to return.
+TEST(RunTasksTechnique, JoinsWithEventsNotOnTheHost) {
+  COURSE_REQUIRE_GPU();
+  const int count = 32;
+  StreamsAndEvents se;
+  const float expected = serial_result(count, se);
+  course::DeviceBuffer<float> partials(count, "partials"), result(1, "result");
+  result.poison();
+  course::hold_stream(se.streams[3], 80.0);
+  const auto started = std::chrono::steady_clock::now();
+  run_tasks(count, partials.data(), result.data(), se.streams, kStreams, se.events);
+  const double took = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  CUDA_CHECK(cudaGetLastError());
+  CUDA_CHECK(cudaStreamSynchronize(se.streams[0]));  // the caller waits for streams[0] only
+  std::vector<float> got(1);
+  CUDA_CHECK(cudaMemcpy(got.data(), result.data(), sizeof(float), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_TRUE(course::all_close(std::vector<double>{expected}, got, kTaskTolerance))
+      << "with one stream held back, the combine must still wait for its tasks (TODO(4), TODO(5))";
+  EXPECT_LT(took, 40.0) << "run_tasks took " << took << " ms to return while one of its streams was held back for "
+                        << "80 ms: it waited on the host (cudaDeviceSynchronize or cudaStreamSynchronize). Join the "
+                        << "streams on the GPU: record an event on each and make streams[0] wait for it (TODO(4))";
 }
 
 // H100 80GB HBM3 (2026-11-23): 32 tasks over 8 streams 6.95x the serial version (13.53 against

@@ -220,7 +220,7 @@ int main(int argc, char** argv) {
     row("divergence", "uniform: one path per warp", shade_n / 1e9 / (t_uniform.median_ms / 1e3), "Gelem/s", -1, -1);
 
     // 5. Three sums of 2^26 values of both signs scaled by 2^-6 to 2^6; then the same values with
-    //    +3e7 and -3e7 in turn every 1024 values (the tests' data).
+    //    +3e7 and -3e7 in turn, one at a random place in every 1024 values (the tests' data).
     const std::size_t sum_n = std::size_t{1} << 26;
     course::DeviceBuffer<float> sum_in(sum_n, "values"), result(1, "result");
     course::DeviceBuffer<double> workspace(kSumWorkspaceDoubles, "workspace");

@@ -2,6 +2,7 @@
 // calibration program.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -51,11 +52,20 @@ inline std::vector<float> mixed_values(std::size_t n, std::uint64_t seed) {
   return values;
 }
 
-// Mixed values with +3e7 and -3e7 in turn every 1024 values: in float, a running sum that holds
-// one of them has an ulp of 2, and the small values added to it are lost.
+// Mixed values with one +3e7 or -3e7 (in turn) in every run of 1024 values, at a random place in
+// it: in float, a sum that holds one of them has an ulp of 2, and the small values added to it
+// are lost. At random places (not every 1024th, a multiple of any grid's stride), the large
+// values meet small ones in whatever order a kernel adds, whatever its launch, so a sum that adds
+// in float anywhere fails on every seed, not on some.
+inline bool is_large(float v) { return std::fabs(v) > 1.0e6f; }
+
 inline std::vector<float> cancelling_values(std::size_t n, std::uint64_t seed) {
   auto values = mixed_values(n, seed);
-  for (std::size_t i = 0; i < values.size(); i += 1024) values[i] = (i / 1024) % 2 == 0 ? 3.0e7f : -3.0e7f;
+  std::mt19937_64 random(seed ^ 0x3e7c0ffeeull);
+  for (std::size_t start = 0, k = 0; start < n; start += 1024, ++k) {
+    const std::size_t length = std::min<std::size_t>(1024, n - start);
+    values[start + random() % length] = k % 2 == 0 ? 3.0e7f : -3.0e7f;
+  }
   return values;
 }
 

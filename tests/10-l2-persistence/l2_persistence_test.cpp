@@ -40,6 +40,7 @@ TEST(PlanPersistingWindow, FitsTheDevicesLimits) {
   expect_plan(plan(0), 0, 0, 0.0f, "nothing hot");
   expect_plan(plan_persisting_window(8 * kMiB, 0, max_window, l2), 0, 0, 0.0f, "a device without persisting L2");
   expect_plan(plan_persisting_window(8 * kMiB, max_persisting, max_window, 0), 0, 0, 0.0f, "no L2 size");
+  expect_plan(plan_persisting_window(8 * kMiB, max_persisting, 0, l2), 0, 0, 0.0f, "no access-policy window (max 0)");
 }
 
 struct StreamWindow {
@@ -54,6 +55,16 @@ StreamWindow observe(cudaStream_t stream) {
   seen.window = value.accessPolicyWindow;
   CUDA_CHECK(cudaDeviceGetLimit(&seen.limit, cudaLimitPersistingL2CacheSize));
   return seen;
+}
+
+// The window's size on a default stream (0 where the driver reads none there).
+std::size_t window_bytes_of(cudaStream_t stream) {
+  cudaStreamAttrValue value{};
+  if (cudaStreamGetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &value) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return value.accessPolicyWindow.num_bytes;
 }
 
 // Fails the test when set_persisting_window left `stream` without a window: what follows would
@@ -91,6 +102,8 @@ TEST_P(PersistingWindowTechnique, SetOnTheStreamAndClearedAfterwards) {
       plan_persisting_window(hot.bytes(), max_persisting, max_window, course::current_device().l2_bytes);
   const StreamWindow set = observe(stream);
   const StreamWindow untouched = observe(other);
+  const std::size_t legacy = window_bytes_of(nullptr);  // the legacy default stream, stream 0
+  const std::size_t per_thread = window_bytes_of(cudaStreamPerThread);
   const std::string what = std::to_string(hot_bytes / kMiB) + " MiB hot";
   EXPECT_EQ(plan.window_bytes, expected.window_bytes) << what << ": the returned plan is not this device's (TODO(2))";
   EXPECT_EQ(set.window.base_ptr, static_cast<void*>(hot.data())) << what << ": the stream's window does not start at the "
@@ -103,6 +116,9 @@ TEST_P(PersistingWindowTechnique, SetOnTheStreamAndClearedAfterwards) {
                                                  << " bytes, less than the plan's (TODO(3))";
   EXPECT_LE(set.limit, max_persisting) << what << ": the carve-out is larger than the device allows (TODO(3))";
   EXPECT_EQ(untouched.window.num_bytes, 0u) << what << ": another stream got a window too; set it on `stream` only";
+  EXPECT_EQ(legacy, 0u) << what << ": the legacy default stream got a window too; set it on `stream` only (TODO(4))";
+  EXPECT_EQ(per_thread, 0u) << what << ": the per-thread default stream got a window too; set it on `stream` only "
+                            << "(TODO(4))";
 
   clear_persisting_window(stream);
   const StreamWindow cleared = observe(stream);
@@ -114,6 +130,34 @@ INSTANTIATE_TEST_SUITE_P(HotSizes, PersistingWindowTechnique,
                          ::testing::Values(std::size_t{4} << 20, std::size_t{24} << 20, std::size_t{96} << 20,
                                            std::size_t{256} << 20),
                          [](const auto& info) { return "MiB" + std::to_string(info.param >> 20); });
+
+// Every call plans and sets for its own buffer: a second window in the same program (each test
+// case runs in a fresh process, so the tests above only ever see a first one) gets its own
+// carve-out, and a window set again after clearing gets one again.
+TEST(RepeatedWindowTechnique, EveryCallSetsItsOwnCarveOut) {
+  COURSE_REQUIRE_GPU();
+  const std::size_t max_persisting = static_cast<std::size_t>(attribute(cudaDevAttrMaxPersistingL2CacheSize));
+  const std::size_t max_window = static_cast<std::size_t>(attribute(cudaDevAttrMaxAccessPolicyWindowSize));
+  if (max_persisting == 0 || max_window == 0) GTEST_SKIP() << "this GPU has no persisting L2 (compute capability < 8.0)";
+  course::DeviceBuffer<float> small(kMiB), large(3 * kMiB);  // 4 MiB and 12 MiB
+  course::Stream stream(cudaStreamNonBlocking);
+  const std::size_t l2 = course::current_device().l2_bytes;
+  auto expect_carve_out_for = [&](const course::DeviceBuffer<float>& hot, const char* when) {
+    const L2WindowPlan expected = plan_persisting_window(hot.bytes(), max_persisting, max_window, l2);
+    const StreamWindow seen = observe(stream);
+    EXPECT_EQ(seen.window.num_bytes, expected.window_bytes) << when << ": the stream's window num_bytes (TODO(4))";
+    EXPECT_GE(seen.limit, expected.carve_out_bytes) << when << ": the carve-out is " << seen.limit << " bytes, less than "
+                                                    << "this call's plan: set it at every call (TODO(3))";
+  };
+  set_persisting_window(stream, small.data(), small.bytes());
+  expect_carve_out_for(small, "a first window of 4 MiB");
+  set_persisting_window(stream, large.data(), large.bytes());
+  expect_carve_out_for(large, "a second window of 12 MiB, in the same program");
+  clear_persisting_window(stream);
+  set_persisting_window(stream, small.data(), small.bytes());
+  expect_carve_out_for(small, "a window of 4 MiB set again after clear_persisting_window");
+  clear_persisting_window(stream);
+}
 
 // The work still computes the right thing with the window on.
 TEST(PersistingWindow, WorkIsRightWithTheWindow) {

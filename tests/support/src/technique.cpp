@@ -90,7 +90,9 @@ int sass_arch_to_check(int minimum) {
   // An instruction: optional predicate, then the opcode (e.g. "@P0 LDGSTS.E.BYPASS.128").
   const std::regex instruction("^\\s*/\\*[0-9a-f]+\\*/\\s+(@!?U?P[T0-9]+\\s+)?" + opcode + "[.\\s;]");
   for (const auto& f : functions) {
-    if (f.name.find(kernel) == std::string::npos) continue;
+    // The kernel itself, by its exact name: not any function whose name contains it.
+    const std::string readable = demangle(f.name);
+    if (readable.substr(0, readable.find('(')) != kernel && f.name != kernel) continue;
     found = true;
     std::istringstream lines(f.text);
     std::string line;
@@ -98,7 +100,7 @@ int sass_arch_to_check(int minimum) {
       if (std::regex_search(line, instruction)) return ::testing::AssertionSuccess();
   }
   if (!found)
-    return ::testing::AssertionFailure() << "no kernel named like " << kernel << " in this program's SASS for sm_" << arch;
+    return ::testing::AssertionFailure() << "no kernel named " << kernel << " in this program's SASS for sm_" << arch;
   return ::testing::AssertionFailure() << "the SASS of " << kernel << " for sm_" << arch << " has no " << opcode
                                        << " instruction (" << why << "), so it does not do what the exercise asks.";
 }

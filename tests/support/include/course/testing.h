@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 
+#include "course/busy.h"
 #include "course/compare.h"
 #include "course/cuda_check.h"
 #include "course/device_buffer.h"
