@@ -4,6 +4,7 @@
   check_site.py <html-dir> <screenshot.png>
 
 * every internal link of every page resolves (the file exists, and so does the #anchor);
+* no page shows Markdown or HTML as text (** around a code span, a heading's <tt>);
 * the home page and every chapter page load, have their text, render every formula with the
   local MathJax (no error, nothing left as raw TeX) and load every image;
 * a screenshot of one chapter page is kept at <screenshot.png>.
@@ -99,6 +100,15 @@ return {
   mathErrors: document.querySelectorAll('.MathJax_Error, [data-mjx-error]').length
               + (document.body.innerText.includes('Math Processing Error') ? 1 : 0),
   rawTeX: (document.querySelector('div.contents') || document.body).innerText.includes('\\\\frac'),
+  // Markdown or HTML that the site shows as text (** around a code span, a heading's <tt>):
+  // the page's text without its code, formulas and scripts.
+  literal: (() => {
+    const c = (document.querySelector('div.contents') || document.body).cloneNode(true);
+    c.querySelectorAll('pre, code, .fragment, script, style, svg, .MathJax_SVG, .MathJax_SVG_Display, mjx-container')
+      .forEach(e => e.remove());
+    const found = c.textContent.match(/\\*\\*[^*\\n]{1,60}\\*\\*|<\\/?(tt|b|code|em|strong)>|`[^`\\n]{1,40}`/g);
+    return found ? found.slice(0, 3) : [];
+  })(),
 };
 """
 
@@ -123,6 +133,8 @@ def check_page(driver, path, problems):
         problems.append(f"{name}: {state['mathErrors']} formula(s) failed to render")
     if state["rawTeX"]:
         problems.append(f"{name}: raw TeX left in the text")
+    for snippet in state.get("literal") or []:
+        problems.append(f"{name}: Markdown or HTML shown as text: {snippet!r}")
     return state
 
 

@@ -7,7 +7,9 @@ The READMEs are written for GitHub; Doxygen needs a few things said its way:
   * $...$ and $$...$$ formulas become \\f$...\\f$ and \\f[...\\f];
   * links to chapter READMEs become \\ref to those pages; links to figures under docs/figures
     become \\image commands (Doxygen copies the images into the site);
-  * the measured-on note of the figures is kept as it is.
+  * the measured-on note of the figures is kept as it is;
+  * bold text is written <b>...</b> (Doxygen leaves ** around a code span as it is), and code
+    spans in headings lose their backticks (Doxygen shows a heading's <tt> as text).
 Usage (by Doxygen): md_filter.py <file>
 """
 import os
@@ -55,6 +57,18 @@ def convert_links(text: str) -> str:
     return re.sub(r"\[([^\]]+)\]\(((?:\.\./)*(?:chapters/)?\d\d-[\w-]+/(?:README\.md)?)\)", chapter_link, text)
 
 
+def bold_and_headings(text: str) -> str:
+    """**...** as <b>...</b> on one line, and headings without backticks (outside code blocks)."""
+    parts = re.split(r"(```.*?```)", text, flags=re.S)
+    out = []
+    for part in parts:
+        if not part.startswith("```"):
+            part = re.sub(r"\*\*([^*\n]+?)\*\*", r"<b>\1</b>", part)
+            part = re.sub(r"^(#{1,6} [^\n]*)$", lambda m: m.group(1).replace("`", ""), part, flags=re.M)
+        out.append(part)
+    return "".join(out)
+
+
 def protect_code(text: str, transform) -> str:
     # Leave fenced code blocks and inline code spans untouched.
     parts = re.split(r"(```.*?```|`[^`\n]*`)", text, flags=re.S)
@@ -65,7 +79,7 @@ def main() -> None:
     path = sys.argv[1]
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    text = protect_code(text, lambda t: convert_links(convert_math(t)))
+    text = bold_and_headings(protect_code(text, lambda t: convert_links(convert_math(t))))
     label = label_for(path)
     if label:
         # "# Title" -> "# Title {#label}" on the first heading only.
