@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """CI check of tools/grade-submission (no GPU needed).
 
-Builds a submission that answers chapter 11's fat-binary exercise and also tampers with what a
-student may not change: a test file replaced by one that always passes, the top-level
-CMakeLists.txt, the presets, the points file, and COURSE_PERF_SCALE in the environment. Grades
-it as a folder, a .tar.gz and a .zip, and checks: the same score each way; the tampering had no
-effect (no test of the student's own, chapter 11's fat-binary tests graded from the real test
-file, the instructor's points); results.json has Gradescope's shape.
+Builds a submission whose starter files are the reference solutions (solutions/<chapter>/<file>
+in place of chapters/<chapter>/<file>: a reference is a valid submission), and that also tampers
+with what a student may not change: a test file replaced by one that always passes, the
+top-level CMakeLists.txt, the presets, the points file, and COURSE_PERF_SCALE in the
+environment. Grades it as a folder (the whole course), a .tar.gz and a .zip (chapter 11), and
+checks: every test that could run here passed (the references score the maximum, their code
+policy included); the same score each way; the tampering had no effect (no test of the
+student's own, chapter 11's fat-binary tests graded from the real test file, the instructor's
+points); results.json has Gradescope's shape.
 Usage: tests/grading/check_grade_submission.py [work-dir]
 """
 import json
@@ -24,8 +27,10 @@ COURSE = pathlib.Path(__file__).resolve().parent.parent.parent
 
 def make_submission(root):
     shutil.copytree(COURSE / "chapters", root / "chapters")
-    (root / "chapters/11-deploy-multi-gpu/architectures.cmake").write_text(
-        'set(CHAPTER_CUDA_ARCHITECTURES "80-real;90")  # the answer to TODO(1)\n')
+    for solution in sorted((COURSE / "solutions").glob("*/*")):
+        starter = root / "chapters" / solution.parent.name / solution.name
+        if starter.exists():  # a starter file: the reference's own version of it
+            shutil.copyfile(solution, starter)
     tests = root / "tests/11-deploy-multi-gpu"
     tests.mkdir(parents=True)
     (tests / "deploy_test.cpp").write_text("#include <gtest/gtest.h>\nTEST(Tampered, AlwaysPasses) {}\n")
@@ -102,7 +107,8 @@ def main():
         # The whole course once; the other forms only the chapter the submission answers.
         options = [] if form == "folder" else ["--chapters", "11-deploy-multi-gpu"]
         results = grade(path, work / f"out-{form.replace('.', '-')}", *options)
-        scores[form] = results["score"]
+        # Chapter 11's points, which every form grades (the folder grades the whole course).
+        scores[form] = sum(t["score"] for t in results["tests"] if t["name"].startswith("11-deploy-multi-gpu."))
         problems += [f"{form}: {p}" for p in check_gradescope_shape(results)]
         names = {t["name"] for t in results["tests"]}
         if any("Tampered" in n for n in names):
@@ -114,14 +120,18 @@ def main():
                 problems.append(f"{form}: {name} not graded from the course's tests with the course's points: {test}")
         if any(t["max_score"] >= 1000 for t in results["tests"]):
             problems.append(f"{form}: the submission's points file was used")
+        for test in results["tests"]:
+            if test["status"] != "passed" and not test["output"].startswith("NOT GRADED"):
+                problems.append(f"{form}: the reference fails {test['name']}: {test['output'][:300]}")
     if len(set(scores.values())) != 1:
         problems.append(f"the three forms scored differently: {scores}")
     for problem in problems:
         print("FAIL:", problem)
     if problems:
         return 1
-    print(f"check-grade-submission: folder, tar.gz and zip all scored {scores['folder']}; edited tests, CMake files, "
-          f"presets, points and COURSE_PERF_SCALE had no effect; results.json has Gradescope's shape")
+    print(f"check-grade-submission: the references as a submission pass every test that ran here; folder, tar.gz and "
+          f"zip all scored {scores['folder']} in chapter 11; edited tests, CMake files, presets, points and COURSE_PERF_SCALE had no "
+          f"effect; results.json has Gradescope's shape")
     return 0
 
 

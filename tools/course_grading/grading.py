@@ -1,6 +1,8 @@
 """The stages of grading one submission, shared by tools/grade-submission and tools/grade-class:
 
-    prepare   a clean copy of the course (no solutions), the sandbox launcher, a configured build
+    prepare   a clean copy of the course (no solutions), the sandbox launcher, a configured build;
+              a workspace can be reused for the next submission (tools/grade-class does, one per
+              worker), so the course is built once and each submission compiles only its files
     take      the submission's starter files, as plain bytes, into the copy
     build     the graded chapters, in a sandbox that may write only the build tree
     test      ctest, unconfined, running every test program in a sandbox that may write only a
@@ -11,6 +13,7 @@
 A Workspace is one grading's folder:
 
     course/         the clean copy of the course; course/build/ its build tree
+    pristine/       the handed-out starter files (put back before each submission)
     bin/            course-sandbox (tools/course_grading/sandbox.c, compiled here)
     sandbox.args    the test sandbox's options (written by the grader, read by course-sandbox)
     tmp/, home/     the build's temporary and home folders
@@ -55,6 +58,10 @@ class Workspace:
         return self.scratch / "records"
 
     @property
+    def pristine(self):
+        return self.root / "pristine"
+
+    @property
     def launcher(self):
         return self.root / "bin" / "course-sandbox"
 
@@ -85,6 +92,10 @@ def prepare(course_root, root, hidden=(), sandbox=True, require_sandbox=False):
     os.chmod(ws.root, 0o700)  # other users' gradings on a shared node cannot look in
     if not ws.course.exists():
         S.clean_copy(pathlib.Path(course_root), ws.course)
+        # The handed-out starter files, put back before each submission of a reused workspace.
+        for relative in S.starter_files(ws.course):
+            (ws.pristine / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(ws.course / relative, ws.pristine / relative)
     for folder in ("tmp", "home", "scratch"):
         (ws.root / folder).mkdir(exist_ok=True)
     if sandbox:
@@ -129,15 +140,17 @@ def environment(ws, base=None):
     return env
 
 
-def take(ws, submission, course_root, chapters):
-    """Unpacks the submission and puts its starter files into the course copy. Returns (taken,
-    missing) of the graded chapters. Raises submission.Refused."""
+def take(ws, submission, chapters):
+    """Unpacks the submission and puts its starter files into the course copy (the handed-out
+    ones first, for a reused workspace; a file whose content is already there keeps its build).
+    Returns (taken, missing) of the graded chapters. Raises submission.Refused."""
     unpacked = ws.root / "submission"
-    if unpacked.exists():
-        shutil.rmtree(unpacked)
+    # Nothing of an earlier submission is left for this one to read.
+    for folder in (unpacked, ws.scratch, ws.root / "tmp", ws.root / "home"):
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir()
     git_sandbox = confined(ws, write=[unpacked], read=[pathlib.Path(submission).resolve()])
-    unpacked.mkdir()
-    S.restore_starters(pathlib.Path(course_root), ws.course)
+    S.restore_starters(ws.pristine, ws.course)
     try:
         source = S.course_root_in(S.unpack(submission, unpacked, confine=git_sandbox))
         taken, missing = S.take_starters(ws.course, source, ws.course)
