@@ -148,8 +148,7 @@ TEST(ScaleFromHostPerf, AtLeast0_7OfPinnedCopyPeak) {
   std::vector<size_t> changed;
   course::FreshCalls calls;
   calls.change = [&] {
-    changed = course::change_host_elements(elements, run.mapped.host(), run.n);
-    for (size_t p : changed) fresh[p] = run.mapped.host()[p];
+    changed = course::change_host_elements(elements, run.mapped.host(), fresh);
     run.out.poison();
   };
   calls.check = [&] {

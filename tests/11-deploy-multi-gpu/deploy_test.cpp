@@ -276,19 +276,14 @@ TEST(MultiGpuPerf, TwoGpusAtLeast1_7xOne) {
   std::vector<size_t> changed;
   course::FreshCalls calls;
   calls.change = [&] {
-    changed = course::change_host_elements(elements, host_in.data(), n);
-    for (size_t p : changed) fresh[p] = host_in.data()[p];
+    changed = course::change_host_elements(elements, host_in.data(), fresh);
     std::memset(host_out.data(), 0xFF, n * sizeof(float));
   };
   calls.check = [&] {
     const auto places = course::merged_places(changed, elements.distinct_places(n, 8));
-    std::vector<float> inputs, got;
-    for (size_t p : places) {
-      inputs.push_back(fresh[p]);
-      got.push_back(host_out.data()[p]);
-    }
-    const auto wanted = heavy_on_cpu(inputs, iterations);
-    return course::same_at_places(places, std::vector<double>(wanted.begin(), wanted.end()), got, {0, 0}, "host_out");
+    const auto wanted = heavy_on_cpu(course::values_at(fresh.data(), places), iterations);
+    return course::same_at_places(places, std::vector<double>(wanted.begin(), wanted.end()),
+                                  course::values_at(host_out.data(), places), {0, 0}, "host_out");
   };
   const auto t2 = course::time_on_host([&] { run(two, 2); }, calls, 1, 5);
   const double work = static_cast<double>(n) * iterations;

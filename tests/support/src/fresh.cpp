@@ -53,11 +53,18 @@ std::vector<std::size_t> change_elements(FreshElements& fresh, float* device, st
   return places;
 }
 
-std::vector<std::size_t> change_host_elements(FreshElements& fresh, float* host, std::size_t count, float lo,
-                                              float hi) {
-  const std::vector<std::size_t> places = fresh.places(count);
-  for (std::size_t p : places) host[p] = fresh.value(lo, hi, host[p]);
+std::vector<std::size_t> change_host_elements(FreshElements& fresh, float* host, std::vector<float>& mirror,
+                                              float lo, float hi) {
+  const std::vector<std::size_t> places = fresh.places(mirror.size());
+  for (std::size_t p : places) host[p] = mirror[p] = fresh.value(lo, hi, mirror[p]);
   return places;
+}
+
+std::vector<float> values_at(const float* host, const std::vector<std::size_t>& places) {
+  std::vector<float> values;
+  values.reserve(places.size());
+  for (std::size_t p : places) values.push_back(host[p]);
+  return values;
 }
 
 ::testing::AssertionResult check_at(const float* device_out, const std::vector<std::size_t>& places,

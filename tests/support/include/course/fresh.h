@@ -76,9 +76,13 @@ std::vector<std::size_t> merged_places(std::vector<std::size_t> first, const std
 std::vector<std::size_t> change_elements(FreshElements& fresh, float* device, std::vector<float>& host,
                                          float lo = -1.0f, float hi = 1.0f);
 
-/// The same for an array in host memory only (pinned, or mapped for the device).
-std::vector<std::size_t> change_host_elements(FreshElements& fresh, float* host, std::size_t count,
+/// The same for an array in host memory only (pinned, or mapped for the device), whose copy
+/// `mirror` (as many elements) the test keeps to compute what the output must be.
+std::vector<std::size_t> change_host_elements(FreshElements& fresh, float* host, std::vector<float>& mirror,
                                               float lo = -1.0f, float hi = 1.0f);
+
+/// host[places[k]] for every k (an output in host memory, read at the places to check).
+std::vector<float> values_at(const float* host, const std::vector<std::size_t>& places);
 
 /// After a call: `device_out` read at `places` and compared with expected(place), an array
 /// called `what` (same_at_places).
