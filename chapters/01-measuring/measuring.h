@@ -14,9 +14,10 @@
 ///   HostTimerTechnique.DoesNotWaitForOtherStreamsFirst,
 ///   EventTimerTechnique.DoesNotWaitForOtherStreamsFirst).
 /// - `host_elapsed_ms` reads a clock on the wall (std::chrono::steady_clock), started before
-///   `enqueue` is called (HostTimer.CountsTheHostSideOfEnqueue); `event_elapsed_ms` reads CUDA
-///   events recorded on `stream` (cudaEventElapsedTime) (EventTimer.MeasuresTheWork,
-///   EventTimer.ResolvesShortWork).
+///   `enqueue` is called (HostTimer.CountsTheHostSideOfEnqueue); `event_elapsed_ms` returns what
+///   cudaEventElapsedTime reads from two events recorded on `stream`, one before `enqueue` and
+///   one after, and destroys them (EventTimer.MeasuresTheWork, EventTimer.ResolvesShortWork,
+///   EventTimerTechnique.ReadsEventsRecordedAroundTheWorkAndDestroysThem).
 /// - No GPU library; only the CUDA runtime (CodePolicy).
 #pragma once
 

@@ -4,12 +4,14 @@
 /// Exercises (in particles_soa.cu and row_sums.cu): move particles stored as a structure of
 /// arrays, and sum the rows of a row-major matrix with the reads of a warp side by side.
 ///
-/// **Rules** (checked by the `...Technique` tests from what ran):
+/// **Rules** (checked by the `...Technique` tests from what ran, and on a call of each perf test
+/// drawn at random, at its size):
 /// - Your own kernels only (no cuBLAS, CUB or Thrust), on the stream you are given
-///   (AdvanceSoATechnique.OwnKernelOnTheGivenStream, RowSumsCoalescedTechnique).
+///   (AdvanceSoATechnique.OwnKernelOnTheGivenStream, RowSumsCoalescedTechnique, AdvanceSoAPerf,
+///   RowSumsCoalescedPerf).
 /// - `row_sums_coalesced`: one warp (or more) per row, its lanes reading consecutive elements;
 ///   checked from the launch: at least 32 threads work on each row
-///   (RowSumsCoalescedTechnique.AWarpPerRowOnTheGivenStream).
+///   (RowSumsCoalescedTechnique.AWarpPerRowOnTheGivenStream, RowSumsCoalescedPerf).
 /// - Only the CUDA runtime (CodePolicy).
 #pragma once
 

@@ -21,7 +21,8 @@ void matmul_naive(const float* A, const float* B, float* C, int M, int N, int K,
 /// Exercise 1 (matmul_tiled.cu): C = A·B with kMatmulTile x kMatmulTile tiles of A and B
 /// staged in shared memory, so that each element loaded from global memory is used
 /// kMatmulTile times.
-/// Rules, checked from what runs (MatmulTiledTechnique): only kernels of your own (no cuBLAS,
+/// Rules, checked from what runs (MatmulTiledTechnique, and a call of MatmulTiledPerf drawn at
+/// random, at its size): only kernels of your own (no cuBLAS,
 /// no copies), at least two kMatmulTile^2 float tiles of shared memory per block, everything on
 /// `stream`. Blocks of another shape, or several outputs per thread, are allowed.
 void matmul_tiled(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t stream);
@@ -34,13 +35,14 @@ void aat_naive(const float* A, float* C, int M, int K, cudaStream_t stream);
 /// Exercise 2 (aat_tiled.cu): C = A·Aᵀ with coalesced loads of both operands: the tile
 /// of the second operand is read along rows of A and stored transposed in shared memory,
 /// padded by one column so that the transposing store is free of bank conflicts.
-/// Rules (AatTiledTechnique): as for matmul_tiled.
+/// Rules (AatTiledTechnique, AatTiledPerf): as for matmul_tiled.
 void aat_tiled(const float* A, float* C, int M, int K, cudaStream_t stream);
 
 /// Exercise 3, stretch (matmul_register_tiled.cu): C = A·B where each thread computes a
 /// small block of C (e.g. 8 x 8) in registers from shared-memory tiles, so that each value
 /// read from shared memory feeds several multiply-adds. Launch configuration is yours.
-/// Rules (MatmulRegisterTiledStretchTechnique): only kernels of your own, shared-memory tiles
+/// Rules (MatmulRegisterTiledStretchTechnique, MatmulRegisterTiledStretchPerf): only kernels of
+/// your own, shared-memory tiles
 /// (at least 4 KiB per block), at least 4 outputs of C per thread, everything on `stream`.
 void matmul_register_tiled(const float* A, const float* B, float* C, int M, int N, int K,
                            cudaStream_t stream);

@@ -25,7 +25,8 @@ void transpose_naive(const float* in, float* out, int rows, int cols, cudaStream
 /// reads and the global writes coalesced, by staging each tile in shared memory. The
 /// tile is padded by one column so that reading a column of it is free of bank conflicts.
 ///
-/// Rules, checked from what runs (TransposeTiledTechnique): only kernels of your own (no
+/// Rules, checked from what runs (TransposeTiledTechnique, and a call of TransposeTiledPerf
+/// drawn at random, at its size): only kernels of your own (no
 /// library, no cudaMemcpy), at least kTransposeTile x kTransposeTile floats of shared memory per
 /// block, everything on `stream`; writes stay inside `out` (the tests put guard zones around
 /// it). The block's shape and the elements per thread are yours to choose.

@@ -7,8 +7,9 @@
 /// a cudaMalloc / cudaFree per batch with the stream-ordered allocator.
 ///
 /// **Rules** (checked by the `...Technique` tests from what ran):
-/// - `choose_chase_launch` only chooses; the tests launch the given kernel with its choice,
-///   which fills every SM as full as the kernel allows
+/// - `choose_chase_launch` only chooses, by asking the occupancy API about the chase kernel
+///   (ChooseChaseLaunchTechnique.AsksTheOccupancyApiAboutTheChaseKernel); the tests launch the
+///   given kernel with its choice, which fills every SM as full as the kernel allows
 ///   (ChooseChaseLaunch.FillsEverySmAsFullAsTheKernelAllows, ChaseLaunchPerf).
 /// - `run_tasks`: the given kernels only, spread over all the streams you are given, the combine
 ///   on streams[0], no copies (the caller waits for streams[0] only)
@@ -16,7 +17,8 @@
 ///   events, never by waiting on the host (RunTasksTechnique.JoinsWithEventsNotOnTheHost).
 /// - `process_batches_async`: the given kernels on the given stream, each batch's scratch
 ///   memory from cudaMallocAsync and given back with cudaFreeAsync (the device's default pool
-///   is watched) (ProcessBatchesAsyncTechnique.ScratchFromTheStreamOrderedPool).
+///   is watched) (ProcessBatchesAsyncTechnique.ScratchFromTheStreamOrderedPool), after the last
+///   kernel that uses it (ProcessBatchesAsyncTechnique.ScratchGivenBackAfterItsLastUse).
 #pragma once
 
 #include <cuda_runtime.h>

@@ -6,9 +6,11 @@
 /// of a large float array to within 2 ulp of the exact sum, at the speed of memory. The
 /// functions only enqueue work on `stream` and return; the caller synchronises and checks errors.
 ///
-/// **Rules** (checked by the `...Technique` tests from what ran):
+/// **Rules** (checked by the `...Technique` tests from what ran, and on a call of each perf test
+/// drawn at random, at its size):
 /// - Your own kernels only (no cuBLAS, CUB or Thrust), on the stream you are given, no copies
-///   (ShadeUniformTechnique.OwnKernelOnTheGivenStream, AccurateSumTechnique.OwnKernelsOnTheGivenStream).
+///   (ShadeUniformTechnique.OwnKernelOnTheGivenStream, AccurateSumTechnique.OwnKernelsOnTheGivenStream,
+///   ShadeUniformPerf, AccurateSumPerf).
 /// - `shade_uniform` computes every element with `even_path` / `odd_path` below, unchanged
 ///   (ShadeUniform.MatchesTheGivenPaths).
 /// - Only the CUDA runtime (CodePolicy).

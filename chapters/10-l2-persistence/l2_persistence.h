@@ -3,16 +3,17 @@
 /// again while other data streams through the cache.
 ///
 /// **Rules** (checked by the `...Technique` tests from the stream's attributes and the device's
-/// limit after your calls):
+/// limit after your calls, and from the runtime calls you made):
 /// - The persisting carve-out is set with cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize) at
 ///   every call, never larger than the device allows; the window is set on the given stream only,
 ///   no other and no default stream (PersistingWindowTechnique.SetOnTheStreamAndClearedAfterwards,
 ///   RepeatedWindowTechnique.EveryCallSetsItsOwnCarveOut).
 /// - After `clear_persisting_window` the stream has no window and the carve-out is 0 again:
 ///   later work must not inherit a shrunken L2
-///   (PersistingWindowTechnique.SetOnTheStreamAndClearedAfterwards). (Releasing the persisting
-///   lines, cudaCtxResetPersistingL2Cache, is asked of `clear_persisting_window` below, but
-///   nothing outside the call can observe it: no test checks it.)
+///   (PersistingWindowTechnique.SetOnTheStreamAndClearedAfterwards), and the lines that
+///   persisted are released with cudaCtxResetPersistingL2Cache (nothing outside the call sees
+///   it, so it is checked from the runtime calls:
+///   ClearPersistingWindowTechnique.ReleasesThePersistingLines).
 /// - The window makes the work no slower than without it (PersistingWindowPerf).
 /// - Only the CUDA runtime (CodePolicy).
 #pragma once

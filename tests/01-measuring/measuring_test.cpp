@@ -199,6 +199,61 @@ TEST(EventTimer, LeavesEarlierWorkOut) {
                        << "that was on the stream before; record the first event on the stream (TODO(3))";
 }
 
+// Rule: the event timer's number is the time between two events recorded on `stream` around the
+// work, read with cudaEventElapsedTime, and the events are destroyed before it returns. Checked
+// from the runtime calls it made: a timer that returns a host clock's time (right to within a
+// few microseconds here), or leaks two events per call, passes the timing tests.
+TEST(EventTimerTechnique, ReadsEventsRecordedAroundTheWorkAndDestroysThem) {
+  COURSE_REQUIRE_ACTIVITY();
+  Stream stream;
+  BusyWork work{2.0};
+  float ms = 0;
+  const auto ran = course::record_activity([&] { ms = event_elapsed_ms(work.enqueue(), stream); });
+  CUDA_CHECK(cudaDeviceSynchronize());
+  ASSERT_EQ(work.calls, 1) << calls_message("event_elapsed_ms", work.calls);
+  // Where the work was enqueued, and each event's last record before or after it.
+  std::size_t work_at = ran.calls.size();
+  for (std::size_t i = 0; i < ran.calls.size(); ++i)
+    if (ran.calls[i].name == "cudaLaunchKernel" && ran.calls[i].kernel.find("busy_wait_kernel") != std::string::npos)
+      work_at = std::min(work_at, i);
+  ASSERT_LT(work_at, ran.calls.size()) << "the work's launch was not among the runtime calls recorded\n"
+                                       << ran.calls_summary();
+  const auto recorded_on_stream = [&](const void* event, bool before) {
+    for (std::size_t i = 0; i < ran.calls.size(); ++i) {
+      const auto& c = ran.calls[i];
+      if ((c.name == "cudaEventRecord" || c.name == "cudaEventRecordWithFlags") && c.object == event &&
+          c.stream == static_cast<const void*>(stream.get()) && c.result == cudaSuccess && (before ? i < work_at : i > work_at))
+        return true;
+    }
+    return false;
+  };
+  bool read = false, returned = false, around = false;
+  const void* start = nullptr;
+  const void* end = nullptr;
+  for (const auto& c : ran.calls_named("cudaEventElapsedTime")) {
+    if (c.result != cudaSuccess) continue;
+    read = true;
+    if (static_cast<float>(c.value) != ms) continue;
+    returned = true;
+    if (recorded_on_stream(c.object, true) && recorded_on_stream(c.other, false)) {
+      around = true;
+      start = c.object, end = c.other;
+    }
+  }
+  ASSERT_TRUE(read) << "event_elapsed_ms never read cudaEventElapsedTime: its number does not come from events "
+                    << "(TODO(4))\n" << ran.calls_summary();
+  ASSERT_TRUE(returned) << "event_elapsed_ms returned " << ms << " ms, which is not what cudaEventElapsedTime gave it: "
+                        << "return the time between the events (TODO(4))\n" << ran.calls_summary();
+  ASSERT_TRUE(around) << "the events that event_elapsed_ms read were not recorded on the stream it was given, the "
+                      << "first before enqueue and the second after it (TODO(3))\n" << ran.calls_summary();
+  for (const void* event : {start, end}) {
+    bool destroyed = false;
+    for (const auto& c : ran.calls_named("cudaEventDestroy")) destroyed = destroyed || (c.object == event && c.result == cudaSuccess);
+    EXPECT_TRUE(destroyed) << "event_elapsed_ms did not destroy event " << event << " before returning: every call "
+                           << "leaks it (cudaEventDestroy, TODO(4))\n" << ran.calls_summary();
+  }
+}
+
 // Rule: only the work on `stream` counts; another stream's work, running at the same time,
 // must not. Synchronising the whole device, or recording on another stream, breaks it.
 TEST(HostTimerTechnique, OtherStreamsDoNotCount) {

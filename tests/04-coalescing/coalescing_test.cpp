@@ -2,6 +2,7 @@
 // reference solution.
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -108,6 +109,28 @@ INSTANTIATE_TEST_SUITE_P(Remainders, RowSumsCoalesced,
                                            Shape{5, 481}, Shape{5, 511}),
                          shape_name);
 
+// The contract's rules, checked against what a call did: in the technique tests, and on a call
+// of each perf test drawn at random (FreshCalls::rules).
+::testing::AssertionResult advance_soa_rules(const course::Activity& ran) {
+  return course::all_rules({course::launches_only_own_kernels(ran, "advance_soa"),
+                            course::enqueues_no_copies(ran, "advance_soa"), course::stays_on_given_stream(ran, "advance_soa")});
+}
+// Besides: at least a warp of threads per row, reading the row side by side.
+std::function<::testing::AssertionResult(const course::Activity&)> row_sums_coalesced_rules(int rows) {
+  return [rows](const course::Activity& ran) {
+    const char* what = "row_sums_coalesced";
+    long long threads = 0;
+    for (const auto& kernel : ran.kernels) threads += kernel.blocks() * kernel.threads_per_block();
+    ::testing::AssertionResult warps = ::testing::AssertionSuccess();
+    if (threads < 32LL * rows)
+      warps = ::testing::AssertionFailure() << what << " launched " << threads << " threads for " << rows
+                                            << " rows: fewer than a warp per row, so a row is not read by a warp side "
+                                            << "by side (TODO(3), TODO(4))";
+    return course::all_rules({course::launches_only_own_kernels(ran, what), course::enqueues_no_copies(ran, what),
+                              course::stays_on_given_stream(ran, what), warps});
+  };
+}
+
 // Rule: own kernels on the given stream; for the row sums, at least a warp's worth of threads
 // per row (one thread per row cannot read a row coalesced).
 TEST(RowSumsCoalescedTechnique, AWarpPerRowOnTheGivenStream) {
@@ -124,14 +147,7 @@ TEST(RowSumsCoalescedTechnique, AWarpPerRowOnTheGivenStream) {
   ASSERT_TRUE(course::result_is_right_first(
       course::all_close(row_sums_on_cpu(matrix, rows, cols), sums.download(), row_tolerance(cols)),
       "row_sums_coalesced"));
-  EXPECT_TRUE(course::launches_only_own_kernels(ran, "row_sums_coalesced"));
-  EXPECT_TRUE(course::enqueues_no_copies(ran, "row_sums_coalesced"));
-  EXPECT_TRUE(course::stays_on_given_stream(ran, "row_sums_coalesced"));
-  long long threads = 0;
-  for (const auto& kernel : ran.kernels) threads += kernel.blocks() * kernel.threads_per_block();
-  EXPECT_GE(threads, 32LL * rows) << "row_sums_coalesced launched " << threads << " threads for " << rows
-                                  << " rows: fewer than a warp per row, so a row is not read by a warp side by "
-                                  << "side (TODO(3), TODO(4))";
+  EXPECT_TRUE(row_sums_coalesced_rules(rows)(ran));
 }
 
 TEST(AdvanceSoATechnique, OwnKernelOnTheGivenStream) {
@@ -143,9 +159,7 @@ TEST(AdvanceSoATechnique, OwnKernelOnTheGivenStream) {
   CUDA_CHECK_LAUNCH("advance_soa");
   ASSERT_TRUE(course::result_is_right_first(
       course::all_close(stepped(host.x, host.vx), device.x.download(), kStepTolerance), "advance_soa"));
-  EXPECT_TRUE(course::launches_only_own_kernels(ran, "advance_soa"));
-  EXPECT_TRUE(course::enqueues_no_copies(ran, "advance_soa"));
-  EXPECT_TRUE(course::stays_on_given_stream(ran, "advance_soa"));
+  EXPECT_TRUE(advance_soa_rules(ran));
 }
 
 // Thresholds, as fractions of the device-to-device copy peak measured in the same process.
@@ -190,6 +204,7 @@ TEST(AdvanceSoAPerf, NearTheCopyPeak) {
     return course::check_at(device.x.data(), course::merged_places(changed, fresh.distinct_places(n, 32)),
                             [&](std::size_t i) { return x[i]; }, {1e-5, 1e-5}, "x");
   };
+  calls.rules = advance_soa_rules;
   const auto soa_time = course::time_on_stream([&](cudaStream_t s) { advance_soa(device.view(), kDt, s); }, stream,
                                                calls);
   const std::vector<double> expected(x.begin(), x.end());
@@ -246,6 +261,7 @@ TEST(RowSumsCoalescedPerf, NearTheCopyPeak) {
     return course::check_at(sums.data(), course::merged_places(changed_rows, elements.distinct_places(rows, 16)),
                             row_sum, row_tolerance(cols), "sums");
   };
+  calls.rules = row_sums_coalesced_rules(rows);
   const auto coalesced = course::time_on_stream(
       [&](cudaStream_t s) { row_sums_coalesced(in.data(), sums.data(), rows, cols, s); }, stream, calls);
   // Read-only: the copy peak counts a read and a write, so compare bytes read + bytes written

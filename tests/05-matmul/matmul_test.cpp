@@ -1,5 +1,6 @@
 // Tests of chapter 05 (shared-memory matrix multiplication). Built once, linked against the
 // starter and against the reference solution.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -106,17 +107,44 @@ course::Activity record_gemm(MatmulFunction function, const char* name, int M, i
 
 constexpr int kTwoTilesBytes = 2 * kMatmulTile * kMatmulTile * sizeof(float);
 
-// The contract's rules, from what ran: kernels of your own (no cuBLAS), blocks of kMatmulTile^2
-// threads, a shared tile of A and one of B, no copies, on the given stream.
+// The contracts' rules, checked against what a call did: in the technique tests, and on a call
+// of each perf test drawn at random (FreshCalls::rules). Kernels of your own (no cuBLAS), a
+// shared tile of each operand, no copies, on the given stream.
+::testing::AssertionResult tiled_rules(const course::Activity& ran, const char* what, const char* tiles) {
+  return course::all_rules({course::launches_only_own_kernels(ran, what), course::enqueues_no_copies(ran, what),
+                            course::stays_on_given_stream(ran, what),
+                            course::kernels_use_shared_memory(ran, what, kTwoTilesBytes, tiles)});
+}
+::testing::AssertionResult matmul_tiled_rules(const course::Activity& ran) {
+  return tiled_rules(ran, "matmul_tiled", "a kMatmulTile^2 tile of A and one of B");
+}
+::testing::AssertionResult aat_tiled_rules(const course::Activity& ran) {
+  return tiled_rules(ran, "aat_tiled", "a tile of each operand (the second one stored transposed)");
+}
+// Register tiling: besides the shared tiles, at least 4 outputs of the M x N result per thread.
+std::function<::testing::AssertionResult(const course::Activity&)> register_tiled_rules(int M, int N) {
+  return [M, N](const course::Activity& ran) {
+    const char* what = "matmul_register_tiled";
+    long long threads = 0;
+    for (const auto& k : ran.kernels) threads += k.blocks() * k.threads_per_block();
+    ::testing::AssertionResult outputs = ::testing::AssertionSuccess();
+    if (4 * threads > 1LL * M * N)
+      outputs = ::testing::AssertionFailure() << what << " ran " << threads << " threads for " << 1LL * M * N
+                                              << " outputs: each thread should compute a block of at least 4 (e.g. 8 "
+                                              << "x 8).\n" << ran.summary();
+    return course::all_rules({course::launches_only_own_kernels(ran, what), course::enqueues_no_copies(ran, what),
+                              course::stays_on_given_stream(ran, what),
+                              course::kernels_use_shared_memory(ran, what, 4096, "tiles of A and B"), outputs});
+  };
+}
+
+// The contract's rules, from what ran: kernels of your own (no cuBLAS), a shared tile of A and
+// one of B, no copies, on the given stream.
 TEST(MatmulTiledTechnique, OwnKernelWithSharedTilesOfAAndB) {
   COURSE_REQUIRE_ACTIVITY();
   const auto ran = record_gemm(matmul_tiled, "matmul_tiled", 300, 200, 500);
   if (HasFailure()) return;
-  EXPECT_TRUE(course::launches_only_own_kernels(ran, "matmul_tiled"));
-  EXPECT_TRUE(course::enqueues_no_copies(ran, "matmul_tiled"));
-  EXPECT_TRUE(course::stays_on_given_stream(ran, "matmul_tiled"));
-  EXPECT_TRUE(course::kernels_use_shared_memory(ran, "matmul_tiled", kTwoTilesBytes,
-                                                "a kMatmulTile^2 tile of A and one of B"));
+  EXPECT_TRUE(matmul_tiled_rules(ran));
 }
 
 TEST(AatTiledTechnique, OwnKernelWithSharedTilesOfBothOperands) {
@@ -132,11 +160,7 @@ TEST(AatTiledTechnique, OwnKernelWithSharedTilesOfBothOperands) {
   CUDA_CHECK_LAUNCH("aat_tiled");  // after the recording: its guard checks copy
   ASSERT_TRUE(course::result_is_right_first(
       course::all_close(matmul_reference::aat_cpu(a, M, K), C.download(), dot_product_tolerance(K)), "aat_tiled"));
-  EXPECT_TRUE(course::launches_only_own_kernels(ran, "aat_tiled"));
-  EXPECT_TRUE(course::enqueues_no_copies(ran, "aat_tiled"));
-  EXPECT_TRUE(course::stays_on_given_stream(ran, "aat_tiled"));
-  EXPECT_TRUE(course::kernels_use_shared_memory(ran, "aat_tiled", kTwoTilesBytes,
-                                                "a tile of each operand (the second one stored transposed)"));
+  EXPECT_TRUE(aat_tiled_rules(ran));
 }
 
 // Register tiling: each thread computes a block of C, so there are far fewer threads than
@@ -146,15 +170,7 @@ TEST(MatmulRegisterTiledStretchTechnique, SeveralOutputsPerThreadFromSharedTiles
   const int M = 1024, N = 1024, K = 256;
   const auto ran = record_gemm(matmul_register_tiled, "matmul_register_tiled", M, N, K);
   if (HasFailure()) return;
-  EXPECT_TRUE(course::launches_only_own_kernels(ran, "matmul_register_tiled"));
-  EXPECT_TRUE(course::enqueues_no_copies(ran, "matmul_register_tiled"));
-  EXPECT_TRUE(course::stays_on_given_stream(ran, "matmul_register_tiled"));
-  EXPECT_TRUE(course::kernels_use_shared_memory(ran, "matmul_register_tiled", 4096, "tiles of A and B"));
-  long long threads = 0;
-  for (const auto& k : ran.kernels) threads += k.blocks() * k.threads_per_block();
-  EXPECT_LE(4 * threads, 1LL * M * N) << "matmul_register_tiled ran " << threads << " threads for " << M * N
-                                      << " outputs: each thread should compute a block of at least 4 (e.g. 8 x 8).\n"
-                                      << ran.summary();
+  EXPECT_TRUE(register_tiled_rules(M, N)(ran));
 }
 
 // ---------------------------------------------------------------- performance
@@ -251,9 +267,10 @@ TEST(MatmulTiledPerf, AtLeast1_3xNaiveAt4096) {
   g.refresh();
   const auto naive = course::time_on_stream(
       [&](cudaStream_t s) { matmul_naive(g.A.data(), g.B.data(), g.C_reference.data(), n, n, n, s); }, g.stream, 2, 10);
+  auto calls = g.fresh_calls();
+  calls.rules = matmul_tiled_rules;
   const auto tiled = course::time_on_stream(
-      [&](cudaStream_t s) { matmul_tiled(g.A.data(), g.B.data(), g.C.data(), n, n, n, s); }, g.stream, g.fresh_calls(),
-      2, 10);
+      [&](cudaStream_t s) { matmul_tiled(g.A.data(), g.B.data(), g.C.data(), n, n, n, s); }, g.stream, calls, 2, 10);
   matmul_naive(g.A.data(), g.B.data(), g.C_reference.data(), n, n, n, g.stream);  // on the last operands
   CUDA_CHECK_LAUNCH("matmul_naive");
   course::PerfCheck perf;
@@ -332,6 +349,7 @@ void check_aat_speedup(double required_ratio, const char* what) {
     return course::check_at(C.data(), places.distinct_places(static_cast<size_t>(M) * M, 48), dot,
                             dot_product_tolerance(K), "C", {static_cast<size_t>(M), static_cast<size_t>(M)});
   };
+  calls.rules = aat_tiled_rules;
   const auto tiled = course::time_on_stream([&](cudaStream_t s) { aat_tiled(A.data(), C.data(), M, K, s); },
                                             stream, calls, 2, 10);
   aat_naive(A.data(), C_naive.data(), M, K, stream);  // the reference on the last operand
@@ -372,9 +390,11 @@ TEST(MatmulRegisterTiledStretchPerf, AtLeast0_4xCublasAt4096) {
   g.refresh();
   const auto library = course::time_on_stream(
       [&](cudaStream_t s) { cublas.matmul(g.A.data(), g.B.data(), g.C_reference.data(), n, n, n, s); }, g.stream, 3, 20);
+  auto calls = g.fresh_calls();
+  calls.rules = register_tiled_rules(n, n);
   const auto mine = course::time_on_stream(
-      [&](cudaStream_t s) { matmul_register_tiled(g.A.data(), g.B.data(), g.C.data(), n, n, n, s); }, g.stream,
-      g.fresh_calls(), 3, 20);
+      [&](cudaStream_t s) { matmul_register_tiled(g.A.data(), g.B.data(), g.C.data(), n, n, n, s); }, g.stream, calls,
+      3, 20);
   cublas.matmul(g.A.data(), g.B.data(), g.C_reference.data(), n, n, n, g.stream);  // on the last operands
   CUDA_CHECK_LAUNCH("cuBLAS");
   course::PerfCheck perf;

@@ -57,6 +57,16 @@ INSTANTIATE_TEST_SUITE_P(Shapes, TransposeTiled, ::testing::ValuesIn(kShapes), s
 // kTransposeTile^2 floats, no copies, everything on the given stream. The block's shape is free:
 // other shapes and more elements per thread do what the chapter teaches too (fixture
 // tile-64-block-64x4).
+// The contract's rules, checked against what a call did: here, and on a call of the perf test
+// drawn at random (FreshCalls::rules).
+::testing::AssertionResult transpose_tiled_rules(const course::Activity& ran) {
+  return course::all_rules(
+      {course::launches_only_own_kernels(ran, "transpose_tiled"), course::enqueues_no_copies(ran, "transpose_tiled"),
+       course::stays_on_given_stream(ran, "transpose_tiled"),
+       course::kernels_use_shared_memory(ran, "transpose_tiled", kTransposeTile * kTransposeTile * sizeof(float),
+                                         "a tile of kTransposeTile x kTransposeTile floats (TODO(1))")});
+}
+
 TEST(TransposeTiledTechnique, OwnKernelWithASharedTileOnTheGivenStream) {
   COURSE_REQUIRE_ACTIVITY();
   const int rows = 1000, cols = 3000;
@@ -70,11 +80,7 @@ TEST(TransposeTiledTechnique, OwnKernelWithASharedTileOnTheGivenStream) {
   CUDA_CHECK_LAUNCH("transpose_tiled");  // after the recording: its guard checks copy
   ASSERT_TRUE(course::result_is_right_first(
       course::all_close(transpose_on_cpu(input, rows, cols), out.download(), {0, 0}), "transpose_tiled"));
-  EXPECT_TRUE(course::launches_only_own_kernels(ran, "transpose_tiled"));
-  EXPECT_TRUE(course::enqueues_no_copies(ran, "transpose_tiled"));
-  EXPECT_TRUE(course::stays_on_given_stream(ran, "transpose_tiled"));
-  EXPECT_TRUE(course::kernels_use_shared_memory(ran, "transpose_tiled", kTransposeTile * kTransposeTile * sizeof(float),
-                                                "a tile of kTransposeTile x kTransposeTile floats (TODO(1))"));
+  EXPECT_TRUE(transpose_tiled_rules(ran));
 }
 
 // 8192 x 8192 floats: 256 MiB each way, five times the H100's 50 MiB L2, so this times DRAM.
@@ -128,6 +134,7 @@ TEST(TransposeTiledPerf, ReachesThreeQuartersOfCopyPeakAt8192) {
     return course::check_at(out.data(), places, [&](std::size_t q) { return host[(q % n) * n + q / n]; }, {0, 0},
                             "out", {count / n, static_cast<std::size_t>(n)});
   };
+  calls.rules = transpose_tiled_rules;
   const auto tiled = course::time_on_stream(
       [&](cudaStream_t s) { transpose_tiled(in.data(), out.data(), n, n, s); }, stream, calls);
   const double bytes = static_cast<double>(count) * sizeof(float);

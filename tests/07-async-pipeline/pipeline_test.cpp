@@ -1,5 +1,6 @@
 // Tests of chapter 07 (asynchronous copy pipelines). Built once, linked against the starter
 // and against the reference solution.
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,6 +71,32 @@ TEST(MirrorTilesPipelinedTechnique, KernelCopiesAsynchronouslyIntoSharedMemory) 
 
 // ... and from what ran: the kernel holds several tiles in shared memory (a pipeline of at
 // least two stages), makes no copies, and runs on the given stream.
+// The contract's rules, checked against what a call did: in the technique tests, and on a call
+// of each perf test drawn at random (FreshCalls::rules), at the perf test's size. The machine
+// code is that of the kernels that ran, looked up by their exact names.
+::testing::AssertionResult pipelined_rules(const course::Activity& ran) {
+  const char* what = "mirror_tiles_pipelined";
+  return course::all_rules(
+      {course::launches_only_own_kernels(ran, what), course::enqueues_no_copies(ran, what),
+       course::stays_on_given_stream(ran, what),
+       course::kernels_use_shared_memory(ran, what, 2 * kPipelineTileFloats * sizeof(float),
+                                         "two stages of a pipeline, a tile each (TODO(1))"),
+       course::sass_arch_to_check(80) == 0
+           ? ::testing::AssertionSuccess()
+           : course::kernels_that_ran_have(ran, what, "LDGSTS", 80,
+                                           "the asynchronous global-to-shared copy that cuda::memcpy_async issues")});
+}
+::testing::AssertionResult bulk_rules(const course::Activity& ran) {
+  const char* what = "mirror_tiles_bulk";
+  return course::all_rules(
+      {course::launches_only_own_kernels(ran, what), course::enqueues_no_copies(ran, what),
+       course::stays_on_given_stream(ran, what),
+       course::sass_arch_to_check(90) == 0
+           ? ::testing::AssertionSuccess()
+           : course::kernels_that_ran_have(ran, what, "UBLKCP", 90,
+                                           "the bulk asynchronous copy that cuda::device::memcpy_async_tx issues")});
+}
+
 TEST(MirrorTilesPipelinedTechnique, KernelStagesSeveralTilesInSharedMemory) {
   COURSE_REQUIRE_ACTIVITY();
   const size_t n = (size_t{1} << 20) + 4093;
@@ -82,11 +109,7 @@ TEST(MirrorTilesPipelinedTechnique, KernelStagesSeveralTilesInSharedMemory) {
   CUDA_CHECK_LAUNCH("mirror_tiles_pipelined");  // after the recording: its guard checks copy
   ASSERT_TRUE(course::result_is_right_first(course::all_close(mirror_tiles_cpu(input), out.download(), {0, 0}),
                                             "mirror_tiles_pipelined"));
-  EXPECT_TRUE(course::launches_only_own_kernels(ran, "mirror_tiles_pipelined"));
-  EXPECT_TRUE(course::enqueues_no_copies(ran, "mirror_tiles_pipelined"));
-  EXPECT_TRUE(course::stays_on_given_stream(ran, "mirror_tiles_pipelined"));
-  EXPECT_TRUE(course::kernels_use_shared_memory(ran, "mirror_tiles_pipelined", 2 * kPipelineTileFloats * sizeof(float),
-                                                "two stages of a pipeline, a tile each (TODO(1))"));
+  EXPECT_TRUE(pipelined_rules(ran));
 }
 
 TEST(MirrorTilesBulkStretchTechnique, KernelUsesBulkCopies) {
@@ -114,7 +137,8 @@ struct Case {
 // Checks the result on `first` once, then times the launcher on `fresh`, changed before every
 // call, and checks every call's output (effective bandwidth: n floats read, n written).
 Measured measure(Launcher launch, const char* name, course::DeviceBuffer<float>& in, course::DeviceBuffer<float>& out,
-                 const Case& first, const Case& fresh, course::Stream& stream) {
+                 const Case& first, const Case& fresh, course::Stream& stream,
+                 std::function<::testing::AssertionResult(const course::Activity&)> rules = nullptr) {
   in.upload(first.input);
   out.poison();
   launch(in.data(), out.data(), kPerfFloats, stream);
@@ -150,6 +174,7 @@ Measured measure(Launcher launch, const char* name, course::DeviceBuffer<float>&
     return course::check_at(out.data(), places, [&](size_t i) { return 0.5f * (host[i] + host[mirror(i)]); }, {0, 0},
                             "out");
   };
+  calls.rules = std::move(rules);
   const auto t = course::time_on_stream([&](cudaStream_t s) { launch(in.data(), out.data(), kPerfFloats, s); }, stream,
                                         calls);
   const double bytes = static_cast<double>(kPerfFloats) * sizeof(float);
@@ -193,7 +218,8 @@ using MirrorTilesPipelinedPerf = PerfFixture;
 TEST_F(MirrorTilesPipelinedPerf, AtLeast0_70OfCopyPeak) {
   SCOPED_TRACE(course::seed_note());
   const double peak = course::measure_copy_peak_gbps();
-  const Measured mine = measure(mirror_tiles_pipelined, "mirror_tiles_pipelined", in_, out_, first_, fresh_, *stream_);
+  const Measured mine =
+      measure(mirror_tiles_pipelined, "mirror_tiles_pipelined", in_, out_, first_, fresh_, *stream_, pipelined_rules);
   if (HasFailure()) return;
   course::PerfCheck perf{"mirror_tiles_pipelined, 2^26 floats", mine.gbps, "GB/s", peak,
                          "the device-to-device copy peak", kPipelinedOverCopyPeak, kPipelineHint, mine.timing};
@@ -207,7 +233,8 @@ constexpr double kPipelinedOverSynchronous = 1.3;
 TEST_F(MirrorTilesPipelinedPerf, AtLeast1_3xSynchronous) {
   SCOPED_TRACE(course::seed_note());
   const Measured sync = measure(mirror_tiles_sync, "mirror_tiles_sync", in_, out_, first_, fresh_, *stream_);
-  const Measured mine = measure(mirror_tiles_pipelined, "mirror_tiles_pipelined", in_, out_, first_, fresh_, *stream_);
+  const Measured mine =
+      measure(mirror_tiles_pipelined, "mirror_tiles_pipelined", in_, out_, first_, fresh_, *stream_, pipelined_rules);
   if (HasFailure()) return;
   course::PerfCheck perf{"mirror_tiles_pipelined, 2^26 floats", mine.gbps, "GB/s", sync.gbps,
                          "the given synchronous kernel", kPipelinedOverSynchronous, kPipelineHint, mine.timing};
@@ -223,7 +250,7 @@ TEST_F(MirrorTilesBulkStretchPerf, AtLeast0_80OfCopyPeak) {
   if (!has_bulk_copies()) GTEST_SKIP() << "bulk asynchronous copies need compute capability 9.0; this is " << course::device_line();
   SCOPED_TRACE(course::seed_note());
   const double peak = course::measure_copy_peak_gbps();
-  const Measured mine = measure(mirror_tiles_bulk, "mirror_tiles_bulk", in_, out_, first_, fresh_, *stream_);
+  const Measured mine = measure(mirror_tiles_bulk, "mirror_tiles_bulk", in_, out_, first_, fresh_, *stream_, bulk_rules);
   if (HasFailure()) return;
   course::PerfCheck perf{"mirror_tiles_bulk, 2^26 floats", mine.gbps, "GB/s", peak, "the device-to-device copy peak",
                          kBulkOverCopyPeak,

@@ -87,6 +87,22 @@ TEST(ChaseWithChosenLaunch, MatchesCpu) {
   EXPECT_EQ(choose_chase_launch(0).grid, 0) << "choose_chase_launch(0): nothing to launch, grid 0 (TODO(2))";
 }
 
+// Rule: the choice comes from the occupancy API, asked about the chase kernel. Constants that
+// are right on one GPU (1024 x 264 on an H100 or an H200, both of 132 SMs) pass the tests there
+// and are wrong on the next; checked from the runtime calls choose_chase_launch made.
+TEST(ChooseChaseLaunchTechnique, AsksTheOccupancyApiAboutTheChaseKernel) {
+  COURSE_REQUIRE_ACTIVITY();
+  LaunchConfig config;
+  const auto ran = course::record_activity([&] { config = choose_chase_launch(5000); });
+  bool asked = false;
+  for (const auto& c : ran.calls)
+    asked = asked || (c.name.rfind("cudaOccupancy", 0) == 0 && c.object == chase_kernel_handle() && c.result == cudaSuccess);
+  EXPECT_TRUE(asked) << "choose_chase_launch(5000) = {grid " << config.grid << ", block " << config.block
+                     << "} without asking the occupancy API about chase_kernel_handle(): numbers that fit one GPU "
+                     << "are wrong on another; let cudaOccupancyMaxPotentialBlockSize (or "
+                     << "cudaOccupancyMaxActiveBlocksPerMultiprocessor) find them (TODO(1))\n" << ran.calls_summary();
+}
+
 // Within 10 % of the best block size of a sweep measured here, each with the grid that fills
 // the SMs. H100 80GB HBM3 (2026-11-23): blocks of 128 to 1024 threads reach 0.97-1.00 of the
 // best (the memory is saturated from a quarter of the SM's threads on), the reference's choice
@@ -350,6 +366,57 @@ TEST(ProcessBatchesAsyncTechnique, ScratchFromTheStreamOrderedPool) {
                                         << high << " bytes at most): allocate it with cudaMallocAsync (TODO(6))";
   EXPECT_EQ(pool_attribute(pool, cudaMemPoolAttrUsedMemCurrent), 0u)
       << "scratch memory is still allocated from the pool after the work: give it back with cudaFreeAsync (TODO(6))";
+}
+
+// Rule: a batch's scratch goes back to the pool after the last kernel that uses it. Freed
+// between the batch's two kernels, it still works here (in stream order, the pool hands it out
+// again only to a later cudaMallocAsync on the same stream), but the second kernel reads memory
+// that was given back: a use after free that another stream, or a pool with other users, turns
+// into wrong results. Checked from the runtime calls: every scratch pointer a batch kernel is
+// launched with lies in memory a cudaMallocAsync of this call allocated and no cudaFreeAsync has
+// given back yet.
+TEST(ProcessBatchesAsyncTechnique, ScratchGivenBackAfterItsLastUse) {
+  COURSE_REQUIRE_ACTIVITY();
+  const int batches = 4, size = 4096;
+  const auto in = course::random_floats(static_cast<std::size_t>(batches) * size, course::test_seed());
+  course::DeviceBuffer<float> d_in(in, "in");
+  course::DeviceBuffer<float> out(in.size(), "out");
+  out.poison();
+  course::Stream stream;
+  const auto ran = course::record_activity_on(
+      stream.get(), [&] { process_batches_async(d_in.data(), out.data(), batches, size, stream); },
+      {{"batch_first_kernel(float const*, float*, int)", 2}, {"batch_second_kernel(float const*, float*, int)", 2}});
+  CUDA_CHECK_LAUNCH("process_batches_async");
+  ASSERT_TRUE(course::result_is_right_first(course::all_close(batches_on_cpu(in), out.download(), kBatchTolerance),
+                                            "process_batches_async"));
+  const auto within = [](std::uintptr_t p, const void* base, std::size_t bytes) {
+    const auto start = reinterpret_cast<std::uintptr_t>(base);
+    return p >= start && p < start + bytes;
+  };
+  const std::size_t bytes = sizeof(float) * in.size();
+  std::vector<std::pair<const void*, std::size_t>> live;  // allocated by this call, not yet given back
+  int launches = 0;
+  for (std::size_t i = 0; i < ran.calls.size(); ++i) {
+    const auto& c = ran.calls[i];
+    if ((c.name == "cudaMallocAsync" || c.name == "cudaMallocFromPoolAsync") && c.result == cudaSuccess) {
+      live.emplace_back(c.object, static_cast<std::size_t>(c.value));
+    } else if (c.name == "cudaFreeAsync") {
+      live.erase(std::remove_if(live.begin(), live.end(), [&](const auto& a) { return a.first == c.object; }), live.end());
+    } else if (c.name == "cudaLaunchKernel" && !c.pointers.empty()) {
+      ++launches;
+      for (const std::uintptr_t p : c.pointers) {
+        if (within(p, d_in.data(), bytes) || within(p, out.data(), bytes)) continue;
+        const bool allocated = std::any_of(live.begin(), live.end(), [&](const auto& a) { return within(p, a.first, a.second); });
+        ASSERT_TRUE(allocated) << "call " << i << ", " << c.kernel << ", was launched with scratch at 0x" << std::hex << p
+                               << std::dec << ", which no cudaMallocAsync of this call had allocated or which "
+                               << "cudaFreeAsync had already given back: a use after free. Give each batch's scratch "
+                               << "back after its last kernel (TODO(6))\n" << ran.calls_summary();
+      }
+    }
+  }
+  EXPECT_EQ(launches, 2 * batches) << "process_batches_async launched " << launches << " of the given batch kernels for "
+                                   << batches << " batches: two per batch (launch_batch_first, launch_batch_second)\n"
+                                   << ran.calls_summary();
 }
 
 // H100 80GB HBM3 (2026-11-23): 7.9 us per batch of 2^16 floats with cudaMallocAsync against

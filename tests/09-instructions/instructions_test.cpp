@@ -45,6 +45,16 @@ TEST_P(ShadeUniform, MatchesTheGivenPaths) {
 INSTANTIATE_TEST_SUITE_P(Sizes, ShadeUniform, ::testing::Values(1, 2, 31, 33, 63, 64, 65, 1000, 100003),
                          [](const auto& info) { return "N" + std::to_string(info.param); });
 
+// The contract's rules, checked against what a call did: in the technique tests, and on a call
+// of each perf test drawn at random (FreshCalls::rules): kernels of your own, no copies, on the
+// given stream.
+::testing::AssertionResult own_kernels_rules(const course::Activity& ran, const char* what) {
+  return course::all_rules({course::launches_only_own_kernels(ran, what), course::enqueues_no_copies(ran, what),
+                            course::stays_on_given_stream(ran, what)});
+}
+::testing::AssertionResult shade_uniform_rules(const course::Activity& ran) { return own_kernels_rules(ran, "shade_uniform"); }
+::testing::AssertionResult sum_accurate_rules(const course::Activity& ran) { return own_kernels_rules(ran, "sum_accurate"); }
+
 TEST(ShadeUniformTechnique, OwnKernelOnTheGivenStream) {
   COURSE_REQUIRE_ACTIVITY();
   const int n = 10007;
@@ -56,9 +66,7 @@ TEST(ShadeUniformTechnique, OwnKernelOnTheGivenStream) {
   CUDA_CHECK_LAUNCH("shade_uniform");
   ASSERT_TRUE(course::result_is_right_first(course::all_close(shaded_on_cpu(in), d_out.download(), kPathTolerance),
                                             "shade_uniform"));
-  EXPECT_TRUE(course::launches_only_own_kernels(ran, "shade_uniform"));
-  EXPECT_TRUE(course::enqueues_no_copies(ran, "shade_uniform"));
-  EXPECT_TRUE(course::stays_on_given_stream(ran, "shade_uniform"));
+  EXPECT_TRUE(shade_uniform_rules(ran));
 }
 
 // A warp that runs both paths costs 512 + 384 fused multiply-adds per element, one that runs one
@@ -93,6 +101,7 @@ TEST(ShadeUniformPerf, AtLeast1_6xBranchy) {
                             [&](std::size_t i) { return i % 2 == 0 ? even_path(host[i]) : odd_path(host[i]); },
                             kPathTolerance, "out");
   };
+  calls.rules = shade_uniform_rules;
   const auto uniform = course::time_on_stream([&](cudaStream_t s) { shade_uniform(d_in.data(), out.data(), n, s); },
                                               stream, calls, 2, 10);
   shade_branchy(d_in.data(), given.data(), n, stream);  // the given paths on the last input
@@ -202,9 +211,7 @@ TEST(AccurateSumTechnique, OwnKernelsOnTheGivenStream) {
   });
   CUDA_CHECK_LAUNCH("sum_accurate");
   ASSERT_TRUE(course::result_is_right_first(within_2_ulp(values, result.download()[0], "sum_accurate"), "sum_accurate"));
-  EXPECT_TRUE(course::launches_only_own_kernels(ran, "sum_accurate"));
-  EXPECT_TRUE(course::enqueues_no_copies(ran, "sum_accurate"));
-  EXPECT_TRUE(course::stays_on_given_stream(ran, "sum_accurate"));
+  EXPECT_TRUE(sum_accurate_rules(ran));
 }
 
 // Accuracy must not cost much speed: at least 0.75x the rate of the given float sum, measured in
@@ -254,6 +261,7 @@ TEST(AccurateSumPerf, AtLeast0_75xGivenFloatSum) {
     result.poison();
   };
   calls.check = [&] { return within_2_ulp_of(exact_now.value(), magnitudes, result.download()[0], "sum_accurate"); };
+  calls.rules = sum_accurate_rules;
   const auto accurate = course::time_on_stream(
       [&](cudaStream_t s) { sum_accurate(in.data(), n, result.data(), workspace.data(), s); }, stream, calls);
   course::PerfCheck perf;

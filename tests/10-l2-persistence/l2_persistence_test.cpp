@@ -159,6 +159,24 @@ TEST(RepeatedWindowTechnique, EveryCallSetsItsOwnCarveOut) {
   clear_persisting_window(stream);
 }
 
+// Rule: clearing releases the lines that persisted (cudaCtxResetPersistingL2Cache): with the
+// carve-out at 0 they would otherwise stay until evicted, favoured over other data. Nothing outside
+// the call can observe it, so it is checked from the runtime calls clear_persisting_window made.
+TEST(ClearPersistingWindowTechnique, ReleasesThePersistingLines) {
+  COURSE_REQUIRE_ACTIVITY();
+  const std::size_t max_persisting = static_cast<std::size_t>(attribute(cudaDevAttrMaxPersistingL2CacheSize));
+  const std::size_t max_window = static_cast<std::size_t>(attribute(cudaDevAttrMaxAccessPolicyWindowSize));
+  if (max_persisting == 0 || max_window == 0) GTEST_SKIP() << "this GPU has no persisting L2 (compute capability < 8.0)";
+  course::DeviceBuffer<float> hot(kMiB);
+  course::Stream stream(cudaStreamNonBlocking);
+  set_persisting_window(stream, hot.data(), hot.bytes());
+  const auto ran = course::record_activity([&] { clear_persisting_window(stream); });
+  bool reset = false;
+  for (const auto& c : ran.calls_named("cudaCtxResetPersistingL2Cache")) reset = reset || c.result == cudaSuccess;
+  EXPECT_TRUE(reset) << "clear_persisting_window did not call cudaCtxResetPersistingL2Cache: the lines that persisted "
+                     << "keep their priority in the L2 after the window is gone (TODO(5))\n" << ran.calls_summary();
+}
+
 // The work still computes the right thing with the window on.
 TEST(PersistingWindow, WorkIsRightWithTheWindow) {
   COURSE_REQUIRE_GPU();

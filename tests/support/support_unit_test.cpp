@@ -1,4 +1,5 @@
-// CPU-side unit tests of the support library. No GPU needed.
+// Unit tests of the support library: CPU-side, but for the recorder of runtime calls, which
+// needs a GPU and skips without one.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include "course/perf.h"
 #include "course/random.h"
 #include "course/settings.h"
+#include "course/testing.h"
 #include "course/timing.h"
 
 namespace {
@@ -325,6 +327,47 @@ TEST(KernelOrigin, LibraryKernelsAreNotOwnCode) {
   EXPECT_FALSE(course::is_own_kernel(library_kernel, library_kernel, &why));
   EXPECT_NE(why.find("not in this program's own code"), std::string::npos) << why;
   EXPECT_EQ(course::demangle("_Z6kernelPf"), "kernel(float*)");
+}
+
+// The recorder reads launches' arguments by the parameter layout CUPTI passes (CUDA 13's
+// __cudaLaunchKernel has no struct in the generated header): a launch of the judge's own fill
+// kernel must come back with its stream and its pointer, and an event's record and read with
+// theirs.
+TEST(RuntimeCalls, RecordLaunchesEventsAndTheirArguments) {
+  COURSE_REQUIRE_ACTIVITY();
+  course::Stream stream;
+  course::DeviceBuffer<float> data(4096, "data");
+  cudaEvent_t start = nullptr, end = nullptr;
+  const auto ran = course::record_activity(
+      [&] {
+        CUDA_CHECK(cudaEventCreate(&start));
+        CUDA_CHECK(cudaEventCreate(&end));
+        CUDA_CHECK(cudaEventRecord(start, stream));
+        course::fill_random_floats(data.data(), data.size(), 7, 0.0f, 1.0f, stream);
+        CUDA_CHECK(cudaEventRecord(end, stream));
+        CUDA_CHECK(cudaEventSynchronize(end));
+        float ms = 0;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, start, end));
+        CUDA_CHECK(cudaEventDestroy(start));
+        CUDA_CHECK(cudaEventDestroy(end));
+      },
+      {{"fill_kernel(float*, unsigned long, unsigned long, float, float)", 1}});
+  const auto launches = ran.calls_named("cudaLaunchKernel");
+  ASSERT_EQ(launches.size(), 1u) << ran.calls_summary();
+  EXPECT_EQ(launches[0].stream, static_cast<const void*>(stream.get())) << ran.calls_summary();
+  ASSERT_EQ(launches[0].pointers.size(), 1u) << ran.calls_summary();
+  EXPECT_EQ(launches[0].pointers[0], reinterpret_cast<std::uintptr_t>(data.data())) << ran.calls_summary();
+  const auto records = ran.calls_named("cudaEventRecord");
+  ASSERT_EQ(records.size(), 2u) << ran.calls_summary();
+  EXPECT_EQ(records[0].object, static_cast<const void*>(start));
+  EXPECT_EQ(records[1].stream, static_cast<const void*>(stream.get()));
+  const auto elapsed = ran.calls_named("cudaEventElapsedTime");
+  ASSERT_EQ(elapsed.size(), 1u) << ran.calls_summary();
+  EXPECT_EQ(elapsed[0].object, static_cast<const void*>(start));
+  EXPECT_EQ(elapsed[0].other, static_cast<const void*>(end));
+  EXPECT_GT(elapsed[0].value, 0.0);
+  EXPECT_EQ(ran.calls_named("cudaEventDestroy").size(), 2u);
+  EXPECT_EQ(ran.calls_named("cudaEventCreate").size(), 2u);
 }
 
 TEST(Seed, ParsesDigitsOnly) {

@@ -5,6 +5,7 @@
 #include <cxxabi.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <mutex>
@@ -100,6 +101,243 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
 const CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
                                      CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET};
 
+// ------------------------------------------------------------------ runtime calls (callback API)
+
+// CUDA 13's launches from <<<...>>> go through __cudaLaunchKernel, whose parameters CUPTI passes
+// in the order of its declaration (crt/device_functions.h); the generated header has no struct
+// for it. Same layout as cudaLaunchKernel's, with a cudaKernel_t first.
+struct LaunchKernelHandleParams {
+  const void* kernel;
+  dim3 gridDim;
+  dim3 blockDim;
+  void** args;
+  size_t sharedMem;
+  cudaStream_t stream;
+};
+
+struct CallRecording {
+  std::mutex mutex;
+  CUpti_SubscriberHandle subscriber = nullptr;
+  std::vector<RuntimeCall> calls;
+  std::vector<LaunchArguments> read;
+};
+CallRecording& call_recording() {
+  static CallRecording recording;
+  return recording;
+}
+
+bool ends_with(const std::string& text, const std::string& end) {
+  return text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
+}
+
+// "cudaEventRecord_ptsz" -> "cudaEventRecord", "__cudaLaunchKernel" -> "cudaLaunchKernel".
+std::string plain_name(const char* name) {
+  std::string text = name ? name : "";
+  if (text.rfind("__", 0) == 0) text = text.substr(2);
+  for (const char* suffix : {"_ptsz", "_ptds"})
+    if (ends_with(text, suffix)) text.resize(text.size() - std::strlen(suffix));
+  return text;
+}
+
+void read_launch(RuntimeCall& call, const void* func, dim3 grid, dim3 block, void** args, size_t shared,
+                 cudaStream_t stream, const char* symbol, const std::vector<LaunchArguments>& read) {
+  (void)grid, (void)block;
+  call.object = func;
+  call.has_stream = true;
+  call.stream = stream;
+  call.value = static_cast<double>(shared);
+  call.kernel = symbol ? demangle(symbol) : "";
+  if (args == nullptr || call.kernel.empty()) return;
+  for (const auto& wanted : read) {
+    if (!ends_with(call.kernel, wanted.signature)) continue;
+    // The signature says the first `pointers` parameters are pointers: args[i] points at each.
+    for (int i = 0; i < wanted.pointers; ++i) {
+      std::uintptr_t value = 0;
+      std::memcpy(&value, args[i], sizeof(value));
+      call.pointers.push_back(value);
+    }
+    return;
+  }
+}
+
+void CUPTIAPI runtime_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
+  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API) return;
+  const auto* info = static_cast<const CUpti_CallbackData*>(data);
+  if (info->callbackSite != CUPTI_API_EXIT) return;
+  RuntimeCall call;
+  call.name = plain_name(info->functionName);
+  call.result = info->functionReturnValue ? *static_cast<const int*>(info->functionReturnValue) : 0;
+  const bool ok = call.result == cudaSuccess;
+  const void* p = info->functionParams;
+  auto& recording = call_recording();
+  switch (id) {
+    case CUPTI_RUNTIME_TRACE_CBID_cudaEventCreate_v3020: {
+      const auto* a = static_cast<const cudaEventCreate_v3020_params*>(p);
+      if (ok && a->event) call.object = *a->event;
+      break;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaEventCreateWithFlags_v3020: {
+      const auto* a = static_cast<const cudaEventCreateWithFlags_v3020_params*>(p);
+      if (ok && a->event) call.object = *a->event;
+      call.kind = static_cast<int>(a->flags);
+      break;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_ptsz_v7000: {
+      const auto* a = static_cast<const cudaEventRecord_v3020_params*>(p);
+      call.object = a->event, call.has_stream = true, call.stream = a->stream;
+      break;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaEventRecordWithFlags_v11010:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaEventRecordWithFlags_ptsz_v11010: {
+      const auto* a = static_cast<const cudaEventRecordWithFlags_v11010_params*>(p);
+      call.object = a->event, call.has_stream = true, call.stream = a->stream, call.kind = static_cast<int>(a->flags);
+      break;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaEventDestroy_v3020:
+      call.object = static_cast<const cudaEventDestroy_v3020_params*>(p)->event;
+      break;
+    case CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020:
+      call.object = static_cast<const cudaEventSynchronize_v3020_params*>(p)->event;
+      break;
+    case CUPTI_RUNTIME_TRACE_CBID_cudaEventElapsedTime_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaEventElapsedTime_v12080: {
+      const auto* a = static_cast<const cudaEventElapsedTime_v12080_params*>(p);
+      call.object = a->start, call.other = a->end;
+      if (ok && a->ms) call.value = *a->ms;
+      break;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000:
+      call.has_stream = true, call.stream = static_cast<const cudaStreamSynchronize_v3020_params*>(p)->stream;
+      break;
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_ptsz_v7000: {
+      const auto* a = static_cast<const cudaStreamWaitEvent_v3020_params*>(p);
+      call.has_stream = true, call.stream = a->stream, call.other = a->event;
+      break;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreate_v3020: {
+      const auto* a = static_cast<const cudaStreamCreate_v3020_params*>(p);
+      if (ok && a->pStream) call.object = *a->pStream;
+      break;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreateWithFlags_v5000: {
+      const auto* a = static_cast<const cudaStreamCreateWithFlags_v5000_params*>(p);
+      if (ok && a->pStream) call.object = *a->pStream;
+      break;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreateWithPriority_v5050: {
+      const auto* a = static_cast<const cudaStreamCreateWithPriority_v5050_params*>(p);
+      if (ok && a->pStream) call.object = *a->pStream;
+      break;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamDestroy_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamDestroy_v5050:
+      call.object = static_cast<const cudaStreamDestroy_v5050_params*>(p)->stream;
+      break;
+    case CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSetLimit_v3020: {
+      const auto* a = static_cast<const cudaDeviceSetLimit_v3020_params*>(p);
+      call.kind = static_cast<int>(a->limit), call.value = static_cast<double>(a->value);
+      break;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamSetAttribute_v11000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamSetAttribute_ptsz_v11000: {
+      const auto* a = static_cast<const cudaStreamSetAttribute_v11000_params*>(p);
+      call.has_stream = true, call.stream = a->stream, call.kind = static_cast<int>(a->attr);
+      if (a->attr == cudaStreamAttributeAccessPolicyWindow && a->param) {
+        call.object = a->param->accessPolicyWindow.base_ptr;
+        call.value = static_cast<double>(a->param->accessPolicyWindow.num_bytes);
+      }
+      break;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_ptsz_v11020: {
+      const auto* a = static_cast<const cudaMallocAsync_v11020_params*>(p);
+      if (ok && a->devPtr) call.object = *a->devPtr;
+      call.has_stream = true, call.stream = a->hStream, call.value = static_cast<double>(a->size);
+      break;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_v11020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_ptsz_v11020: {
+      const auto* a = static_cast<const cudaMallocFromPoolAsync_v11020_params*>(p);
+      if (ok && a->ptr) call.object = *a->ptr;
+      call.has_stream = true, call.stream = a->stream, call.value = static_cast<double>(a->size);
+      break;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_ptsz_v11020: {
+      const auto* a = static_cast<const cudaFreeAsync_v11020_params*>(p);
+      call.object = a->devPtr, call.has_stream = true, call.stream = a->hStream;
+      break;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaOccupancyMaxActiveBlocksPerMultiprocessor_v6050: {
+      const auto* a = static_cast<const cudaOccupancyMaxActiveBlocksPerMultiprocessor_v6050_params*>(p);
+      call.object = a->func, call.kind = a->blockSize, call.value = static_cast<double>(a->dynamicSMemSize);
+      break;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000: {
+      const auto* a = static_cast<const cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000_params*>(p);
+      call.object = a->func, call.kind = a->blockSize, call.value = static_cast<double>(a->dynamicSMemSize);
+      break;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaOccupancyAvailableDynamicSMemPerBlock_v10200: {
+      call.object = static_cast<const cudaOccupancyAvailableDynamicSMemPerBlock_v10200_params*>(p)->func;
+      break;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000: {
+      const auto* a = static_cast<const cudaLaunchKernel_v7000_params*>(p);
+      read_launch(call, a->func, a->gridDim, a->blockDim, a->args, a->sharedMem, a->stream, info->symbolName,
+                  recording.read);
+      break;
+    }
+#if defined(CUPTI_API_VERSION) && CUPTI_API_VERSION >= 130000
+    case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000:
+    case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000: {
+      const auto* a = static_cast<const LaunchKernelHandleParams*>(p);
+      read_launch(call, a->kernel, a->gridDim, a->blockDim, a->args, a->sharedMem, a->stream, info->symbolName,
+                  recording.read);
+      break;
+    }
+#endif
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060: {
+      const auto* a = static_cast<const cudaLaunchKernelExC_v11060_params*>(p);
+      if (a->config)
+        read_launch(call, a->func, a->config->gridDim, a->config->blockDim, a->args, a->config->dynamicSmemBytes,
+                    a->config->stream, info->symbolName, recording.read);
+      break;
+    }
+    default:
+      break;
+  }
+  std::lock_guard<std::mutex> lock(recording.mutex);
+  recording.calls.push_back(std::move(call));
+}
+
+// Turns the recording of runtime calls on (with the launches to read) or off.
+void record_calls(bool on, const std::vector<LaunchArguments>& read = {}) {
+  auto& recording = call_recording();
+  if (recording.subscriber == nullptr) {
+    if (!on) return;
+    check(cuptiSubscribe(&recording.subscriber, runtime_callback, nullptr), "subscribing to runtime API callbacks");
+  }
+  if (on) {
+    std::lock_guard<std::mutex> lock(recording.mutex);
+    recording.calls.clear();
+    recording.read = read;
+  }
+  check(cuptiEnableDomain(on ? 1 : 0, recording.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API),
+        on ? "enabling runtime API callbacks" : "disabling runtime API callbacks");
+}
+
+std::vector<RuntimeCall> recorded_calls() {
+  auto& recording = call_recording();
+  std::lock_guard<std::mutex> lock(recording.mutex);
+  return recording.calls;
+}
+
 // The bytes of this executable, read once: kernel names registered by its own code are in them.
 const std::string& own_executable_bytes() {
   static const std::string bytes = [] {
@@ -151,7 +389,37 @@ std::string Activity::summary() const {
   return out.str();
 }
 
-Activity record_activity(const std::function<void()>& work) {
+std::string Activity::calls_summary(std::size_t most) const {
+  std::ostringstream out;
+  out << calls.size() << " runtime call(s)";
+  const std::size_t first = calls.size() > most ? calls.size() - most : 0;
+  if (first > 0) out << ", the last " << most << ":";
+  for (std::size_t i = first; i < calls.size(); ++i) {
+    const auto& c = calls[i];
+    out << "\n  " << i << ": " << c.name;
+    if (!c.kernel.empty()) out << " " << c.kernel;
+    if (c.has_stream) out << " stream " << c.stream;
+    if (c.object) out << " of " << c.object;
+    if (c.other) out << " and " << c.other;
+    if (c.value != 0) out << " value " << c.value;
+    if (c.result != cudaSuccess) out << " -> error " << c.result;
+  }
+  return out.str();
+}
+
+std::vector<RuntimeCall> Activity::calls_named(const std::string& name) const {
+  std::vector<RuntimeCall> found;
+  for (const auto& c : calls)
+    if (c.name == name) found.push_back(c);
+  return found;
+}
+
+namespace {
+
+// `before` runs with the activity records on but not the runtime calls (the recording's own
+// marker); `work` with both.
+Activity record(const std::function<void()>& before, const std::function<void()>& work,
+                const std::vector<LaunchArguments>& read) {
   static std::once_flag registered;
   std::call_once(registered, [] { check(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "registering buffers"); });
   CUDA_CHECK(cudaDeviceSynchronize());
@@ -159,31 +427,47 @@ Activity record_activity(const std::function<void()>& work) {
     std::lock_guard<std::mutex> lock(recorded_mutex);
     recorded = Activity{};
   }
+  const auto stop = [] {
+    cuptiEnableDomain(0, call_recording().subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
+    for (auto kind : kKinds) cuptiActivityDisable(kind);
+  };
   for (auto kind : kKinds) check(cuptiActivityEnable(kind), "enabling activity records");
   try {
+    if (before) before();
+    record_calls(true, read);
     work();
+    record_calls(false);
     // Unchecked: the caller's CUDA_CHECK_LAUNCH reports a failed launch with its name.
     cudaDeviceSynchronize();
   } catch (...) {
-    for (auto kind : kKinds) cuptiActivityDisable(kind);
+    stop();
     throw;
   }
   for (auto kind : kKinds) check(cuptiActivityDisable(kind), "disabling activity records");
   check(cuptiActivityFlushAll(1), "flushing activity records");
   std::lock_guard<std::mutex> lock(recorded_mutex);
-  return recorded;
+  Activity activity = recorded;
+  activity.calls = recorded_calls();
+  return activity;
 }
 
-Activity record_activity_on(void* stream, const std::function<void()>& work) {
+}  // namespace
+
+Activity record_activity(const std::function<void()>& work, const std::vector<LaunchArguments>& read) {
+  return record(nullptr, work, read);
+}
+
+Activity record_activity_on(void* stream, const std::function<void()>& work, const std::vector<LaunchArguments>& read) {
   void* marker = nullptr;
   CUDA_CHECK(cudaMalloc(&marker, 4));
   Activity activity;
   try {
-    activity = record_activity([&] {
-      CUDA_CHECK(cudaMemsetAsync(marker, 0, 4, static_cast<cudaStream_t>(stream)));
-      CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
-      work();
-    });
+    activity = record(
+        [&] {
+          CUDA_CHECK(cudaMemsetAsync(marker, 0, 4, static_cast<cudaStream_t>(stream)));
+          CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
+        },
+        work, read);
   } catch (...) {
     cudaFree(marker);
     throw;

@@ -37,6 +37,7 @@ std::string why_not_counted(const PerfCheck& c) {
   if (!c.output_verified) return "the timed calls' output was not verified";
   if (!c.output_problem.empty() || !c.timing.wrong_call.empty()) return "the timed calls left a wrong result";
   if (!each_call_fresh(c)) return "the timed calls were not each given a fresh input";
+  if (!c.timing.broken_rule.empty()) return "a call of the timed code broke the exercise's rules";
   if (!events_agree_with_host(c.timing)) return "the work ran outside the timed stream";
   if (c.ceiling > 0 && c.measured > c.ceiling) return "more than this GPU can do (" + c.ceiling_name + ")";
   return "";
@@ -105,6 +106,16 @@ bool events_agree_with_host(const TimingStats& t) {
     return ::testing::AssertionFailure()
            << c.what << ": only " << c.timing.calls_checked << " of " << c.timing.calls << " timed calls were given "
            << "a fresh input and checked (a test harness error: time code under test with FreshCalls).";
+  if (!c.timing.broken_rule.empty()) {
+    const double ratio = c.baseline > 0 ? c.measured / c.baseline : 0;
+    char buffer[256];
+    std::snprintf(buffer, sizeof buffer, "%.0f%% of %s; %.0f%% is needed", 100 * ratio, c.baseline_name.c_str(),
+                  100 * c.required_ratio * scale);
+    return ::testing::AssertionFailure()
+           << c.what << ": call " << c.timing.recorded_call << " of " << c.timing.calls << ", drawn at random among "
+           << "the timed code's calls and recorded instead of timed, broke the exercise's rules: the time of code "
+           << "that breaks them cannot be graded (it reached " << buffer << ").\n" << c.timing.broken_rule;
+  }
   if (!events_agree_with_host(c.timing)) {
     char text[512];
     std::snprintf(text, sizeof text,

@@ -67,6 +67,22 @@ namespace {
   return ::testing::AssertionSuccess();
 }
 
+::testing::AssertionResult all_rules(std::initializer_list<::testing::AssertionResult> results) {
+  for (const auto& result : results)
+    if (!result) return result;
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult kernels_that_ran_have(const Activity& activity, const std::string& what,
+                                                 const std::string& opcode, int minimum, const std::string& why) {
+  if (activity.kernels.empty()) return broken(what, "launched no kernel.", activity);
+  for (const auto& k : activity.kernels) {
+    const auto found = kernel_sass_has(k.name, opcode, minimum, why);
+    if (!found) return broken(what, "ran " + k.readable + ": " + found.message(), activity);
+  }
+  return ::testing::AssertionSuccess();
+}
+
 int sass_arch_to_check(int minimum) {
   const auto code = inspect_binary(own_executable(), configured_cuobjdump());
   if (!gpu_unavailable_reason()) {

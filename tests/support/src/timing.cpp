@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <random>
 #include <stdexcept>
 #include <string>
 
@@ -62,12 +63,43 @@ struct Freshness {
   }
 };
 
+// Which call slot (0 .. warmups + repetitions) the recorded call takes: -1 when there are no
+// rules. Drawn from the operating system's randomness, which the code under test cannot see.
+int recorded_slot(const FreshCalls* fresh, int warmups, int repetitions) {
+  if (!fresh || !fresh->rules) return -1;
+  std::random_device device;
+  return std::uniform_int_distribution<int>(0, warmups + repetitions)(device);
+}
+
+// The recorded call: fresh input, the work under the recorder, its output checked, its activity
+// held to the rules. `record` runs the work under record_activity or record_activity_on.
+void recorded_call(const Freshness& freshness, const std::function<Activity()>& record) {
+  freshness.before();
+  const Activity activity = record();
+  CUDA_CHECK(cudaGetLastError());
+  freshness.after();
+  freshness.stats->recorded_call = freshness.stats->calls;
+  const ::testing::AssertionResult kept = freshness.fresh->rules(activity);
+  if (!kept) freshness.stats->broken_rule = kept.message();
+}
+
+void copy_counts(const TimingStats& counts, TimingStats& stats) {
+  stats.calls = counts.calls;
+  stats.calls_checked = counts.calls_checked;
+  stats.wrong_call = counts.wrong_call;
+  stats.recorded_call = counts.recorded_call;
+  stats.broken_rule = counts.broken_rule;
+}
+
 TimingStats timed_on_stream(const std::function<void(cudaStream_t)>& work, cudaStream_t stream,
                             const FreshCalls* fresh, int warmups, int repetitions) {
   if (repetitions < 1) throw std::invalid_argument("time_on_stream: repetitions < 1");
   TimingStats counts;
-  const Freshness freshness{fresh, warmups + repetitions, &counts};
+  const int slot = recorded_slot(fresh, warmups, repetitions);
+  const Freshness freshness{fresh, warmups + repetitions + (slot >= 0 ? 1 : 0), &counts};
+  const auto record = [&] { recorded_call(freshness, [&] { return record_activity_on(stream, [&] { work(stream); }); }); };
   for (int i = 0; i < warmups; ++i) {
+    if (i == slot) record();
     freshness.before();
     work(stream);
     CUDA_CHECK(cudaGetLastError());
@@ -81,6 +113,7 @@ TimingStats timed_on_stream(const std::function<void(cudaStream_t)>& work, cudaS
   std::vector<double> samples, host_samples;
   samples.reserve(static_cast<std::size_t>(repetitions));
   for (int i = 0; i < repetitions; ++i) {
+    if (warmups + i == slot) record();
     freshness.before();
     const auto host_start = std::chrono::steady_clock::now();
     CUDA_CHECK(cudaEventRecord(events.start, stream));
@@ -96,21 +129,23 @@ TimingStats timed_on_stream(const std::function<void(cudaStream_t)>& work, cudaS
     host_samples.push_back(std::chrono::duration<double, std::milli>(host_stop - host_start).count());
     freshness.after();
   }
+  if (slot == warmups + repetitions) record();
   const std::string damage = guard_check_all();
   if (!damage.empty()) throw OutOfBoundsWrite("the timed code " + damage);
   TimingStats stats = summarize_timings(std::move(samples));
   stats.host_median_ms = summarize_timings(std::move(host_samples)).median_ms;
-  stats.calls = counts.calls;
-  stats.calls_checked = counts.calls_checked;
-  stats.wrong_call = counts.wrong_call;
+  copy_counts(counts, stats);
   return stats;
 }
 
 TimingStats timed_on_host(const std::function<void()>& work, const FreshCalls* fresh, int warmups, int repetitions) {
   if (repetitions < 1) throw std::invalid_argument("time_on_host: repetitions < 1");
   TimingStats counts;
-  const Freshness freshness{fresh, warmups + repetitions, &counts};
+  const int slot = recorded_slot(fresh, warmups, repetitions);
+  const Freshness freshness{fresh, warmups + repetitions + (slot >= 0 ? 1 : 0), &counts};
+  const auto record = [&] { recorded_call(freshness, [&] { return record_activity(work); }); };
   for (int i = 0; i < warmups; ++i) {
+    if (i == slot) record();
     freshness.before();
     work();
     CUDA_CHECK(cudaDeviceSynchronize());
@@ -120,6 +155,7 @@ TimingStats timed_on_host(const std::function<void()>& work, const FreshCalls* f
   CUDA_CHECK(cudaGetLastError());
   std::vector<double> samples;
   for (int i = 0; i < repetitions; ++i) {
+    if (warmups + i == slot) record();
     freshness.before();
     const auto start = std::chrono::steady_clock::now();
     work();
@@ -129,13 +165,12 @@ TimingStats timed_on_host(const std::function<void()>& work, const FreshCalls* f
     samples.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
     freshness.after();
   }
+  if (slot == warmups + repetitions) record();
   const std::string damage = guard_check_all();
   if (!damage.empty()) throw OutOfBoundsWrite("the timed code " + damage);
   TimingStats stats = summarize_timings(std::move(samples));
   stats.host_median_ms = stats.median_ms;
-  stats.calls = counts.calls;
-  stats.calls_checked = counts.calls_checked;
-  stats.wrong_call = counts.wrong_call;
+  copy_counts(counts, stats);
   return stats;
 }
 }  // namespace

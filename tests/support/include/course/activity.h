@@ -1,9 +1,11 @@
 /// @file activity.h
-/// @brief What a call of student code actually enqueued, recorded with CUPTI's activity API:
-/// kernels (name, grid, block, shared memory, stream, device), copies and memsets. Technique
-/// tests check an exercise's rules against this, never against the source text.
+/// @brief What a call of student code actually did, recorded with CUPTI: the kernels, copies and
+/// memsets it enqueued (the activity API: name, grid, block, shared memory, stream, device) and
+/// the CUDA runtime calls it made, with their arguments (the callback API). Technique tests
+/// check an exercise's rules against this, never against the source text.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -42,25 +44,63 @@ struct MemorySet {
   std::uint32_t stream_id = 0;  ///< CUPTI's stream id
 };
 
+/// One call of the CUDA runtime API made during the recorded work, with the arguments that the
+/// course's rules look at (unset fields stay 0 / null for calls that do not have them).
+struct RuntimeCall {
+  std::string name;              ///< e.g. "cudaEventRecord" (per-thread-stream variants without "_ptsz")
+  int result = 0;                ///< the cudaError_t it returned
+  bool has_stream = false;       ///< whether the call takes a stream argument
+  const void* stream = nullptr;  ///< that stream (nullptr: the legacy default stream)
+  /// What the call is about: the event (recorded, created, destroyed, synchronised, the start
+  /// of cudaEventElapsedTime), the stream (created, destroyed), the pointer (cudaMallocAsync,
+  /// cudaFreeAsync, a window's base), the kernel function (launches, occupancy queries).
+  const void* object = nullptr;
+  const void* other = nullptr;   ///< the second event (cudaEventElapsedTime's end, cudaStreamWaitEvent's)
+  /// A number: cudaEventElapsedTime's milliseconds, cudaMallocAsync's bytes, cudaDeviceSetLimit's
+  /// value, a window's bytes, an occupancy query's or a launch's dynamic shared memory.
+  double value = 0;
+  int kind = 0;                  ///< the limit or attribute set; an occupancy query's block size
+  std::string kernel;            ///< a launch's kernel, demangled
+  /// A launch's leading pointer arguments, for the kernels named in the recording's
+  /// LaunchArguments (the others' arguments are not read: their types are unknown).
+  std::vector<std::uintptr_t> pointers;
+};
+
+/// A kernel whose launches' first `pointers` arguments (pointers, by its signature) a
+/// recording reads: `signature` as demangled, e.g. "batch_first_kernel(float const*, float*,
+/// int)"; a kernel matches when its demangled name ends with it (any namespace before).
+struct LaunchArguments {
+  std::string signature;  ///< the kernel's name and parameter types
+  int pointers = 0;       ///< how many leading parameters are pointers to read
+};
+
 /// Everything recorded during one call.
 struct Activity {
   std::vector<KernelLaunch> kernels;  ///< in the order they started
   std::vector<MemoryCopy> copies;     ///< in the order they started
   std::vector<MemorySet> memsets;     ///< in the order they started
+  std::vector<RuntimeCall> calls;     ///< the CUDA runtime calls made, in order
   /// With record_activity_on: CUPTI's id of the stream the call was given.
   std::uint32_t given_stream_id = 0;
   /// One line per record, for failure messages.
   std::string summary() const;
+  /// One line per runtime call (the last `most` of them), for failure messages.
+  std::string calls_summary(std::size_t most = 40) const;
+  /// The calls named `name`, in order.
+  std::vector<RuntimeCall> calls_named(const std::string& name) const;
 };
 
 /// Runs `work`, waits for the device, and returns what it enqueued. Throws std::runtime_error
 /// when CUPTI cannot record (e.g. another tool, such as compute-sanitizer, holds it).
-Activity record_activity(const std::function<void()>& work);
+/// The runtime calls `work` makes are in Activity::calls (those of the recording itself are
+/// not); the launches of kernels named in `read` carry their pointer arguments.
+Activity record_activity(const std::function<void()>& work, const std::vector<LaunchArguments>& read = {});
 
 /// record_activity for a call that was given `stream`: a 4-byte memset enqueued on `stream`
 /// first tells which CUPTI stream id it has (Activity::given_stream_id); that memset is not
 /// among the records returned.
-Activity record_activity_on(void* stream, const std::function<void()>& work);
+Activity record_activity_on(void* stream, const std::function<void()>& work,
+                            const std::vector<LaunchArguments>& read = {});
 
 /// Whether the kernel `mangled` is part of this program's own code (its name is registered in
 /// this executable) and not a library's: cuBLAS and other libraries' kernels live in their own

@@ -64,7 +64,8 @@ std::string perf_line(const PerfCheck& check, double scale);
 
 /// Judges a check without printing. In this order, it fails when: the timed calls' output was
 /// not verified or is wrong, or a timed call left a wrong result, or the calls were not each given
-/// a fresh input (FreshCalls); the events disagree with the host clock; the measured rate is
+/// a fresh input (FreshCalls), or the call recorded among them broke the exercise's rules
+/// (FreshCalls::rules); the events disagree with the host clock; the measured rate is
 /// above the ceiling (impossible on this GPU); measured / baseline < required_ratio * scale.
 /// Each failure says what was seen and what it means; a shortfall gives the hint.
 ::testing::AssertionResult evaluate_ratio(const PerfCheck& check, double scale);

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <string>
 
 #include "course/activity.h"
@@ -32,6 +33,10 @@ namespace course {
 /// Every kernel's blocks are x by y threads.
 ::testing::AssertionResult kernels_have_block(const Activity& activity, const std::string& what, int x, int y);
 
+/// The first of `results` that failed, or success: an exercise's rules checked together (a
+/// technique test and the call its perf test records, FreshCalls::rules, share them so).
+::testing::AssertionResult all_rules(std::initializer_list<::testing::AssertionResult> results);
+
 /// The SASS architecture a CPU-side check reads: the current GPU's when there is one and the
 /// binary has SASS for it, else the newest the binary has that is >= `minimum` (0 if none).
 int sass_arch_to_check(int minimum);
@@ -40,5 +45,10 @@ int sass_arch_to_check(int minimum);
 /// `kernel` has an instruction starting with `opcode` (e.g. "LDGSTS"); `why` says what it is.
 ::testing::AssertionResult kernel_sass_has(const std::string& kernel, const std::string& opcode, int minimum,
                                            const std::string& why);
+
+/// kernel_sass_has for every kernel that ran, each looked up by its exact (mangled) name: the
+/// kernels a call actually launched, whatever their names, at whatever size.
+::testing::AssertionResult kernels_that_ran_have(const Activity& activity, const std::string& what,
+                                                 const std::string& opcode, int minimum, const std::string& why);
 
 }  // namespace course

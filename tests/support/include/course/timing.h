@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "course/activity.h"
+
 namespace course {
 
 /// Summary of repeated timings, in milliseconds.
@@ -26,6 +28,10 @@ struct TimingStats {
   int calls = 0;            ///< every call made, warm-ups included
   int calls_checked = 0;    ///< of them, given a fresh input and checked one by one (FreshCalls)
   std::string wrong_call;   ///< what the first wrong call left ("call 4 of 23: ..."), or empty
+  /// With FreshCalls::rules: which call was recorded rather than timed (1-based, of `calls`),
+  /// 0 when none was; and the rule it broke ("" when it kept them).
+  int recorded_call = 0;
+  std::string broken_rule;  ///< the rules' message for the recorded call, or empty
 };
 
 /// What makes every call of a perf test fresh (fresh.h says why):
@@ -36,6 +42,12 @@ struct FreshCalls {
   /// After each call, not timed, with the device idle: whether what that call wrote is right
   /// for the input it was given.
   std::function<::testing::AssertionResult()> check;
+  /// Optional: the exercise's rules (technique.h), held against what one call did. That call is
+  /// drawn at random among all of them, warm-ups and timed ones alike, and recorded (activity.h)
+  /// instead of timed; one more repetition is timed in its place. No call can count on going
+  /// unwatched: code that takes another path at the perf test's size, or after its first calls,
+  /// is held to the rules that the technique test's call was.
+  std::function<::testing::AssertionResult(const Activity&)> rules;
 };
 
 /// Median, minimum and maximum of samples (CPU only; throws on an empty list).
