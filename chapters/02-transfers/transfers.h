@@ -33,7 +33,8 @@ class PinnedBuffer {
 
 /// Exercise 1 (pinned_buffer.cu): copies the first `bytes` bytes of `source` to device memory
 /// at `device_destination`, asynchronously on `stream` (the caller synchronises).
-/// Rules, checked from what runs (UploadTechnique): exactly one host-to-device copy, read from
+/// Rules, checked from what runs (UploadTechnique, and a call of UploadPerf drawn at random):
+/// exactly one host-to-device copy, read from
 /// pinned memory, on `stream`.
 void upload(const PinnedBuffer& source, void* device_destination, size_t bytes, cudaStream_t stream);
 

@@ -37,7 +37,8 @@ void scale_from_host_chunked(const float* mapped_in, float* device_out, size_t n
 /// Exercise 2 (scale_from_host.cu): the same result, reading the mapped host memory once,
 /// with consecutive threads reading consecutive elements (coalesced).
 ///
-/// Rules, checked from what runs (ScaleFromHostTechnique): a kernel of your own reads
+/// Rules, checked from what runs (ScaleFromHostTechnique, and a call of ScaleFromHostPerf drawn
+/// at random): a kernel of your own reads
 /// `mapped_in` directly; no copy of any kind (no cudaMemcpy to stage it on the device);
 /// everything on `stream`.
 void scale_from_host(const float* mapped_in, float* device_out, size_t n, cudaStream_t stream);

@@ -18,7 +18,8 @@
 /// - `process_batches_async`: the given kernels on the given stream, each batch's scratch
 ///   memory from cudaMallocAsync and given back with cudaFreeAsync (the device's default pool
 ///   is watched) (ProcessBatchesAsyncTechnique.ScratchFromTheStreamOrderedPool), after the last
-///   kernel that uses it (ProcessBatchesAsyncTechnique.ScratchGivenBackAfterItsLastUse).
+///   kernel that uses it (ProcessBatchesAsyncTechnique.ScratchGivenBackAfterItsLastUse, and a call
+///   of ProcessBatchesAsyncPerf drawn at random).
 #pragma once
 
 #include <cuda_runtime.h>

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -91,6 +92,27 @@ TEST(Upload, CopiesTheBytes) {
 
 // The contract's rules, from what ran: one host-to-device copy of `bytes` from pinned memory,
 // on the given stream, and nothing else.
+// The contract's rules, checked against what a call did: in the technique test, and on a call
+// of the perf test drawn at random (FreshCalls::rules). One host-to-device copy of all the
+// bytes, from pinned memory, no kernel, on the given stream.
+std::function<::testing::AssertionResult(const course::Activity&)> upload_rules(std::uint64_t bytes) {
+  return [bytes](const course::Activity& ran) -> ::testing::AssertionResult {
+    if (ran.copies.size() != 1)
+      return ::testing::AssertionFailure() << "upload made " << ran.copies.size() << " copies; exactly one is needed "
+                                           << "(TODO(3)).\nWhat it enqueued: " << ran.summary();
+    const auto& copy = ran.copies.front();
+    if (copy.kind != "HtoD" || copy.bytes != bytes)
+      return ::testing::AssertionFailure() << "upload's copy is " << copy.kind << " of " << copy.bytes << " bytes; a "
+                                           << "host-to-device copy of " << bytes << " is needed.\n" << ran.summary();
+    if (copy.source != "pinned")
+      return ::testing::AssertionFailure() << "the copy read " << copy.source << " memory: PinnedBuffer must allocate "
+                                           << "page-locked memory (TODO(1)).\n" << ran.summary();
+    if (!ran.kernels.empty())
+      return ::testing::AssertionFailure() << "upload needs no kernel.\nWhat it enqueued: " << ran.summary();
+    return course::stays_on_given_stream(ran, "upload");
+  };
+}
+
 TEST(UploadTechnique, OneCopyFromPinnedMemoryOnTheGivenStream) {
   COURSE_REQUIRE_ACTIVITY();
   const size_t bytes = size_t{8} << 20;
@@ -110,17 +132,7 @@ TEST(UploadTechnique, OneCopyFromPinnedMemoryOnTheGivenStream) {
           ? ::testing::AssertionSuccess()
           : ::testing::AssertionFailure() << "the destination does not hold the source's bytes (TODO(3))",
       "upload"));
-  std::uint64_t copied = 0;
-  for (const auto& copy : ran.copies) {
-    EXPECT_EQ(copy.kind, "HtoD") << ran.summary();
-    EXPECT_EQ(copy.source, "pinned") << "the copy read " << copy.source
-                                     << " memory: PinnedBuffer must allocate page-locked memory (TODO(1)).";
-    copied += copy.bytes;
-  }
-  EXPECT_EQ(ran.copies.size(), 1u) << "upload should make exactly one copy (TODO(3)).\nWhat it enqueued: " << ran.summary();
-  EXPECT_EQ(copied, bytes) << ran.summary();
-  EXPECT_TRUE(ran.kernels.empty()) << "upload needs no kernel.\nWhat it enqueued: " << ran.summary();
-  EXPECT_TRUE(course::stays_on_given_stream(ran, "upload"));
+  EXPECT_TRUE(upload_rules(bytes)(ran));
 }
 
 // Required: 0.8 of the pinned cudaMemcpy peak measured in the same process. H100 (PCIe 5):
@@ -163,6 +175,7 @@ TEST(UploadPerf, AtLeast0_8OfPinnedPeak) {
                                              << ", the source " << int{bytes_in[places[k]]};
     return ::testing::AssertionSuccess();
   };
+  calls.rules = upload_rules(bytes);
   const auto t = course::time_on_stream([&](cudaStream_t s) { upload(source, destination.data(), bytes, s); }, stream,
                                         calls, 2, 10);
   course::PerfCheck perf{"upload of a 256 MiB PinnedBuffer", bytes / 1e9 / (t.median_ms / 1e3), "GB/s", peak,

@@ -106,6 +106,14 @@ INSTANTIATE_TEST_SUITE_P(Sizes, ScaleFromHost, ::testing::ValuesIn(kSizes), size
 
 // The contract's rules, from what ran: a kernel of your own reads the mapped memory itself,
 // with no copy of any kind, on the given stream.
+// The contract's rules, checked against what a call did: in the technique test, and on a call
+// of the perf test drawn at random (FreshCalls::rules).
+::testing::AssertionResult scale_from_host_rules(const course::Activity& ran) {
+  return course::all_rules({course::launches_only_own_kernels(ran, "scale_from_host"),
+                            course::enqueues_no_copies(ran, "scale_from_host"),
+                            course::stays_on_given_stream(ran, "scale_from_host")});
+}
+
 TEST(ScaleFromHostTechnique, OwnKernelReadsMappedMemoryWithoutCopies) {
   REQUIRE_MAPPABLE_HOST_MEMORY();
   if (!course::settings().sanitizer.empty()) GTEST_SKIP() << "activity is not recorded under compute-sanitizer";
@@ -120,10 +128,8 @@ TEST(ScaleFromHostTechnique, OwnKernelReadsMappedMemoryWithoutCopies) {
   CUDA_CHECK_LAUNCH("scale_from_host");  // after the recording: its guard checks copy
   ASSERT_TRUE(course::result_is_right_first(course::all_close(scale_on_cpu(input), out.download(), {0, 0}),
                                             "scale_from_host"));
-  EXPECT_TRUE(course::launches_only_own_kernels(ran, "scale_from_host"));
-  EXPECT_TRUE(course::enqueues_no_copies(ran, "scale_from_host"))
+  EXPECT_TRUE(scale_from_host_rules(ran))
       << "zero-copy means the kernel reads host memory over the bus: no staging copy to the device.";
-  EXPECT_TRUE(course::stays_on_given_stream(ran, "scale_from_host"));
 }
 
 // 256 MiB read once over the bus. Required: 0.7 of the pinned H2D cudaMemcpy peak measured
@@ -155,6 +161,7 @@ TEST(ScaleFromHostPerf, AtLeast0_7OfPinnedCopyPeak) {
     return course::check_at(run.out.data(), course::merged_places(changed, elements.distinct_places(run.n, 32)),
                             [&](size_t i) { return scale_on_cpu({fresh[i]})[0]; }, {0, 0}, "device_out");
   };
+  calls.rules = scale_from_host_rules;
   const auto t = course::time_on_stream(
       [&](cudaStream_t s) { scale_from_host(run.mapped.device(), run.out.data(), run.n, s); }, run.stream, calls, 2, 10);
   const double read_gbps = run.n * sizeof(float) / 1e9 / (t.median_ms / 1e3);

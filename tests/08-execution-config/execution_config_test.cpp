@@ -368,6 +368,53 @@ TEST(ProcessBatchesAsyncTechnique, ScratchFromTheStreamOrderedPool) {
       << "scratch memory is still allocated from the pool after the work: give it back with cudaFreeAsync (TODO(6))";
 }
 
+// The given batch kernels' pointer parameters (in or scratch, then scratch or out).
+const std::vector<course::LaunchArguments> kBatchKernelArguments = {
+    {"batch_first_kernel(float const*, float*, int)", 2}, {"batch_second_kernel(float const*, float*, int)", 2}};
+
+// The rule, checked against what a call did: in the technique test, and on a call of the perf
+// test drawn at random (FreshCalls::rules). Scratch comes from cudaMallocAsync and goes back with
+// cudaFreeAsync on `stream`, and every scratch pointer a batch kernel is launched with lies in
+// memory that this call allocated and has not yet given back.
+::testing::AssertionResult scratch_live_while_used(const course::Activity& ran, const float* in, const float* out,
+                                                   std::size_t bytes, int batches, cudaStream_t stream) {
+  const auto within = [](std::uintptr_t p, const void* base, std::size_t size) {
+    const auto start = reinterpret_cast<std::uintptr_t>(base);
+    return p >= start && p < start + size;
+  };
+  std::vector<std::pair<const void*, std::size_t>> live;  // allocated by this call, not yet given back
+  int launches = 0;
+  for (std::size_t i = 0; i < ran.calls.size(); ++i) {
+    const auto& c = ran.calls[i];
+    const bool allocation = c.name == "cudaMallocAsync" || c.name == "cudaMallocFromPoolAsync";
+    if ((allocation || c.name == "cudaFreeAsync") && c.stream != static_cast<const void*>(stream))
+      return ::testing::AssertionFailure() << "call " << i << ", " << c.name << ", ran on stream " << c.stream
+                                           << ", not on the stream process_batches_async was given (TODO(6))\n"
+                                           << ran.calls_summary();
+    if (allocation && c.result == cudaSuccess) {
+      live.emplace_back(c.object, static_cast<std::size_t>(c.value));
+    } else if (c.name == "cudaFreeAsync") {
+      live.erase(std::remove_if(live.begin(), live.end(), [&](const auto& a) { return a.first == c.object; }), live.end());
+    } else if (c.name == "cudaLaunchKernel" && !c.pointers.empty()) {
+      ++launches;
+      for (const std::uintptr_t p : c.pointers) {
+        if (within(p, in, bytes) || within(p, out, bytes)) continue;
+        if (std::any_of(live.begin(), live.end(), [&](const auto& a) { return within(p, a.first, a.second); })) continue;
+        return ::testing::AssertionFailure()
+               << "call " << i << ", " << c.kernel << ", was launched with scratch at 0x" << std::hex << p << std::dec
+               << ", which no cudaMallocAsync of this call had allocated or which cudaFreeAsync had already given "
+               << "back: a use after free. Give each batch's scratch back after its last kernel (TODO(6))\n"
+               << ran.calls_summary();
+      }
+    }
+  }
+  if (launches != 2 * batches)
+    return ::testing::AssertionFailure() << "process_batches_async launched " << launches << " of the given batch "
+                                         << "kernels for " << batches << " batches: two per batch (launch_batch_first, "
+                                         << "launch_batch_second)\n" << ran.calls_summary();
+  return ::testing::AssertionSuccess();
+}
+
 // Rule: a batch's scratch goes back to the pool after the last kernel that uses it. Freed
 // between the batch's two kernels, it still works here (in stream order, the pool hands it out
 // again only to a later cudaMallocAsync on the same stream), but the second kernel reads memory
@@ -385,38 +432,11 @@ TEST(ProcessBatchesAsyncTechnique, ScratchGivenBackAfterItsLastUse) {
   course::Stream stream;
   const auto ran = course::record_activity_on(
       stream.get(), [&] { process_batches_async(d_in.data(), out.data(), batches, size, stream); },
-      {{"batch_first_kernel(float const*, float*, int)", 2}, {"batch_second_kernel(float const*, float*, int)", 2}});
+      kBatchKernelArguments);
   CUDA_CHECK_LAUNCH("process_batches_async");
   ASSERT_TRUE(course::result_is_right_first(course::all_close(batches_on_cpu(in), out.download(), kBatchTolerance),
                                             "process_batches_async"));
-  const auto within = [](std::uintptr_t p, const void* base, std::size_t bytes) {
-    const auto start = reinterpret_cast<std::uintptr_t>(base);
-    return p >= start && p < start + bytes;
-  };
-  const std::size_t bytes = sizeof(float) * in.size();
-  std::vector<std::pair<const void*, std::size_t>> live;  // allocated by this call, not yet given back
-  int launches = 0;
-  for (std::size_t i = 0; i < ran.calls.size(); ++i) {
-    const auto& c = ran.calls[i];
-    if ((c.name == "cudaMallocAsync" || c.name == "cudaMallocFromPoolAsync") && c.result == cudaSuccess) {
-      live.emplace_back(c.object, static_cast<std::size_t>(c.value));
-    } else if (c.name == "cudaFreeAsync") {
-      live.erase(std::remove_if(live.begin(), live.end(), [&](const auto& a) { return a.first == c.object; }), live.end());
-    } else if (c.name == "cudaLaunchKernel" && !c.pointers.empty()) {
-      ++launches;
-      for (const std::uintptr_t p : c.pointers) {
-        if (within(p, d_in.data(), bytes) || within(p, out.data(), bytes)) continue;
-        const bool allocated = std::any_of(live.begin(), live.end(), [&](const auto& a) { return within(p, a.first, a.second); });
-        ASSERT_TRUE(allocated) << "call " << i << ", " << c.kernel << ", was launched with scratch at 0x" << std::hex << p
-                               << std::dec << ", which no cudaMallocAsync of this call had allocated or which "
-                               << "cudaFreeAsync had already given back: a use after free. Give each batch's scratch "
-                               << "back after its last kernel (TODO(6))\n" << ran.calls_summary();
-      }
-    }
-  }
-  EXPECT_EQ(launches, 2 * batches) << "process_batches_async launched " << launches << " of the given batch kernels for "
-                                   << batches << " batches: two per batch (launch_batch_first, launch_batch_second)\n"
-                                   << ran.calls_summary();
+  EXPECT_TRUE(scratch_live_while_used(ran, d_in.data(), out.data(), sizeof(float) * in.size(), batches, stream));
 }
 
 // H100 80GB HBM3 (2026-11-23): 7.9 us per batch of 2^16 floats with cudaMallocAsync against
@@ -449,6 +469,10 @@ TEST(ProcessBatchesAsyncPerf, AtLeast4xWithMalloc) {
                             [&](std::size_t i) { return std::sqrt(double{host[i]} * host[i] + 1.0); }, kBatchTolerance,
                             "out");
   };
+  calls.rules = [&](const course::Activity& ran) {
+    return scratch_live_while_used(ran, d_in.data(), out.data(), sizeof(float) * in.size(), batches, stream);
+  };
+  calls.launch_arguments = kBatchKernelArguments;
   const auto async = course::time_on_host(
       [&] { process_batches_async(d_in.data(), out.data(), batches, size, stream); }, calls, 1, 5);
   course::PerfCheck perf;

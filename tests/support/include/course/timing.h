@@ -48,6 +48,8 @@ struct FreshCalls {
   /// unwatched: code that takes another path at the perf test's size, or after its first calls,
   /// is held to the rules that the technique test's call was.
   std::function<::testing::AssertionResult(const Activity&)> rules;
+  /// The launches whose pointer arguments the recorded call reads (activity.h), for `rules`.
+  std::vector<LaunchArguments> launch_arguments;
 };
 
 /// Median, minimum and maximum of samples (CPU only; throws on an empty list).
