@@ -36,6 +36,17 @@ void expect_matches_cpu(Launcher launch, const char* name, size_t n) {
 
 bool has_bulk_copies() { return course::current_device().compute_major >= 9; }
 
+// Below compute capability 8.0, cuda::memcpy_async copies synchronously (there is no LDGSTS): the
+// pipelined kernel is right, but nothing overlaps, so its technique and perf tests cannot pass.
+// They skip there, with the reason; the correctness tests still run.
+#define SKIP_WITHOUT_ASYNC_COPIES()                                                                     \
+  do {                                                                                                 \
+    if (course::current_device().compute_major < 8)                                                    \
+      GTEST_SKIP() << "asynchronous global-to-shared copies need compute capability 8.0; on this "    \
+                   << course::device_line() << " cuda::memcpy_async copies synchronously, so only the " \
+                   << "correctness of mirror_tiles_pipelined is graded (see the chapter's text)";      \
+  } while (0)
+
 std::string size_name(const ::testing::TestParamInfo<size_t>& info) { return "N" + std::to_string(info.param); }
 
 // One element; a partial float4; one tile and a bit; more tiles than blocks, with tails.
@@ -64,6 +75,7 @@ INSTANTIATE_TEST_SUITE_P(Sizes, MirrorTilesBulkStretch, ::testing::ValuesIn(kSiz
 // asynchronous global-to-shared copies (LDGSTS, what cuda::memcpy_async becomes on compute
 // capability 8.0 and newer). Read from this program's SASS: no GPU needed.
 TEST(MirrorTilesPipelinedTechnique, KernelCopiesAsynchronouslyIntoSharedMemory) {
+  if (!course::gpu_unavailable_reason()) SKIP_WITHOUT_ASYNC_COPIES();
   if (course::sass_arch_to_check(80) == 0) GTEST_SKIP() << "this build has no SASS for compute capability 8.0 or newer";
   EXPECT_TRUE(course::kernel_sass_has("mirror_tiles_pipelined_kernel", "LDGSTS", 80,
                                       "the asynchronous global-to-shared copy that cuda::memcpy_async issues"));
@@ -99,6 +111,7 @@ TEST(MirrorTilesPipelinedTechnique, KernelCopiesAsynchronouslyIntoSharedMemory) 
 
 TEST(MirrorTilesPipelinedTechnique, KernelStagesSeveralTilesInSharedMemory) {
   COURSE_REQUIRE_ACTIVITY();
+  SKIP_WITHOUT_ASYNC_COPIES();
   const size_t n = (size_t{1} << 20) + 4093;
   const auto input = course::random_floats(n, course::test_seed());
   course::DeviceBuffer<float> in(input, "in"), out(n, "out");
@@ -218,6 +231,7 @@ constexpr double kPipelinedOverCopyPeak = 0.70;
 
 using MirrorTilesPipelinedPerf = PerfFixture;
 TEST_F(MirrorTilesPipelinedPerf, AtLeast0_70OfCopyPeak) {
+  SKIP_WITHOUT_ASYNC_COPIES();
   SCOPED_TRACE(course::seed_note());
   const double peak = course::measure_copy_peak_gbps();
   const Measured mine =
@@ -234,6 +248,7 @@ TEST_F(MirrorTilesPipelinedPerf, AtLeast0_70OfCopyPeak) {
 constexpr double kPipelinedOverSynchronous = 1.3;
 
 TEST_F(MirrorTilesPipelinedPerf, AtLeast1_3xSynchronous) {
+  SKIP_WITHOUT_ASYNC_COPIES();
   SCOPED_TRACE(course::seed_note());
   const Measured sync = measure(mirror_tiles_sync, "mirror_tiles_sync", in_, out_, first_, fresh_, *stream_);
   const Measured mine =

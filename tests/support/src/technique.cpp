@@ -88,7 +88,9 @@ int sass_arch_to_check(int minimum) {
   if (!gpu_unavailable_reason()) {
     const auto& d = current_device();
     const int cc = 10 * d.compute_major + d.compute_minor;
-    if (code.sass.count(cc)) return cc;
+    // This GPU's own machine code, where it can have the feature at all; below `minimum` the
+    // code it runs has none, and the newest SASS of the build is read instead.
+    if (cc >= minimum && code.sass.count(cc)) return cc;
   }
   for (auto it = code.sass.rbegin(); it != code.sass.rend(); ++it)
     if (*it >= minimum) return *it;

@@ -37,8 +37,9 @@ namespace course {
 /// technique test and the call its perf test records, FreshCalls::rules, share them so).
 ::testing::AssertionResult all_rules(std::initializer_list<::testing::AssertionResult> results);
 
-/// The SASS architecture a CPU-side check reads: the current GPU's when there is one and the
-/// binary has SASS for it, else the newest the binary has that is >= `minimum` (0 if none).
+/// The SASS architecture a CPU-side check reads: the current GPU's when there is one, it is >=
+/// `minimum` and the binary has SASS for it, else the newest the binary has that is >= `minimum`
+/// (0 if none).
 int sass_arch_to_check(int minimum);
 
 /// The SASS (for sass_arch_to_check(minimum)) of the kernel whose mangled name contains
