@@ -112,22 +112,19 @@ INSTANTIATE_TEST_SUITE_P(Remainders, RowSumsCoalesced,
 // The contract's rules, checked against what a call did: in the technique tests, and on a call
 // of each perf test drawn at random (FreshCalls::rules).
 ::testing::AssertionResult advance_soa_rules(const course::Activity& ran) {
-  return course::all_rules({course::launches_only_own_kernels(ran, "advance_soa"),
-                            course::enqueues_no_copies(ran, "advance_soa"), course::stays_on_given_stream(ran, "advance_soa")});
+  return course::own_kernels_on_given_stream(ran, "advance_soa");
 }
 // Besides: at least a warp of threads per row, reading the row side by side.
 std::function<::testing::AssertionResult(const course::Activity&)> row_sums_coalesced_rules(int rows) {
   return [rows](const course::Activity& ran) {
     const char* what = "row_sums_coalesced";
-    long long threads = 0;
-    for (const auto& kernel : ran.kernels) threads += kernel.blocks() * kernel.threads_per_block();
+    const long long threads = course::threads_launched(ran);
     ::testing::AssertionResult warps = ::testing::AssertionSuccess();
     if (threads < 32LL * rows)
       warps = ::testing::AssertionFailure() << what << " launched " << threads << " threads for " << rows
                                             << " rows: fewer than a warp per row, so a row is not read by a warp side "
                                             << "by side (TODO(3), TODO(4))";
-    return course::all_rules({course::launches_only_own_kernels(ran, what), course::enqueues_no_copies(ran, what),
-                              course::stays_on_given_stream(ran, what), warps});
+    return course::all_rules({course::own_kernels_on_given_stream(ran, what), warps});
   };
 }
 

@@ -111,8 +111,7 @@ constexpr int kTwoTilesBytes = 2 * kMatmulTile * kMatmulTile * sizeof(float);
 // of each perf test drawn at random (FreshCalls::rules). Kernels of your own (no cuBLAS), a
 // shared tile of each operand, no copies, on the given stream.
 ::testing::AssertionResult tiled_rules(const course::Activity& ran, const char* what, const char* tiles) {
-  return course::all_rules({course::launches_only_own_kernels(ran, what), course::enqueues_no_copies(ran, what),
-                            course::stays_on_given_stream(ran, what),
+  return course::all_rules({course::own_kernels_on_given_stream(ran, what),
                             course::kernels_use_shared_memory(ran, what, kTwoTilesBytes, tiles)});
 }
 ::testing::AssertionResult matmul_tiled_rules(const course::Activity& ran) {
@@ -125,15 +124,13 @@ constexpr int kTwoTilesBytes = 2 * kMatmulTile * kMatmulTile * sizeof(float);
 std::function<::testing::AssertionResult(const course::Activity&)> register_tiled_rules(int M, int N) {
   return [M, N](const course::Activity& ran) {
     const char* what = "matmul_register_tiled";
-    long long threads = 0;
-    for (const auto& k : ran.kernels) threads += k.blocks() * k.threads_per_block();
+    const long long threads = course::threads_launched(ran);
     ::testing::AssertionResult outputs = ::testing::AssertionSuccess();
     if (4 * threads > 1LL * M * N)
       outputs = ::testing::AssertionFailure() << what << " ran " << threads << " threads for " << 1LL * M * N
                                               << " outputs: each thread should compute a block of at least 4 (e.g. 8 "
                                               << "x 8).\n" << ran.summary();
-    return course::all_rules({course::launches_only_own_kernels(ran, what), course::enqueues_no_copies(ran, what),
-                              course::stays_on_given_stream(ran, what),
+    return course::all_rules({course::own_kernels_on_given_stream(ran, what),
                               course::kernels_use_shared_memory(ran, what, 4096, "tiles of A and B"), outputs});
   };
 }

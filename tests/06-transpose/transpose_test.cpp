@@ -61,8 +61,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, TransposeTiled, ::testing::ValuesIn(kShapes), s
 // drawn at random (FreshCalls::rules).
 ::testing::AssertionResult transpose_tiled_rules(const course::Activity& ran) {
   return course::all_rules(
-      {course::launches_only_own_kernels(ran, "transpose_tiled"), course::enqueues_no_copies(ran, "transpose_tiled"),
-       course::stays_on_given_stream(ran, "transpose_tiled"),
+      {course::own_kernels_on_given_stream(ran, "transpose_tiled"),
        course::kernels_use_shared_memory(ran, "transpose_tiled", kTransposeTile * kTransposeTile * sizeof(float),
                                          "a tile of kTransposeTile x kTransposeTile floats (TODO(1))")});
 }

@@ -89,8 +89,7 @@ TEST(MirrorTilesPipelinedTechnique, KernelCopiesAsynchronouslyIntoSharedMemory) 
 ::testing::AssertionResult pipelined_rules(const course::Activity& ran) {
   const char* what = "mirror_tiles_pipelined";
   return course::all_rules(
-      {course::launches_only_own_kernels(ran, what), course::enqueues_no_copies(ran, what),
-       course::stays_on_given_stream(ran, what),
+      {course::own_kernels_on_given_stream(ran, what),
        course::kernels_use_shared_memory(ran, what, 2 * kPipelineTileFloats * sizeof(float),
                                          "two stages of a pipeline, a tile each (TODO(1))"),
        course::sass_arch_to_check(80) == 0
@@ -101,8 +100,7 @@ TEST(MirrorTilesPipelinedTechnique, KernelCopiesAsynchronouslyIntoSharedMemory) 
 ::testing::AssertionResult bulk_rules(const course::Activity& ran) {
   const char* what = "mirror_tiles_bulk";
   return course::all_rules(
-      {course::launches_only_own_kernels(ran, what), course::enqueues_no_copies(ran, what),
-       course::stays_on_given_stream(ran, what),
+      {course::own_kernels_on_given_stream(ran, what),
        course::sass_arch_to_check(90) == 0
            ? ::testing::AssertionSuccess()
            : course::kernels_that_ran_have(ran, what, "UBLKCP", 90,

@@ -48,12 +48,12 @@ INSTANTIATE_TEST_SUITE_P(Sizes, ShadeUniform, ::testing::Values(1, 2, 31, 33, 63
 // The contract's rules, checked against what a call did: in the technique tests, and on a call
 // of each perf test drawn at random (FreshCalls::rules): kernels of your own, no copies, on the
 // given stream.
-::testing::AssertionResult own_kernels_rules(const course::Activity& ran, const char* what) {
-  return course::all_rules({course::launches_only_own_kernels(ran, what), course::enqueues_no_copies(ran, what),
-                            course::stays_on_given_stream(ran, what)});
+::testing::AssertionResult shade_uniform_rules(const course::Activity& ran) {
+  return course::own_kernels_on_given_stream(ran, "shade_uniform");
 }
-::testing::AssertionResult shade_uniform_rules(const course::Activity& ran) { return own_kernels_rules(ran, "shade_uniform"); }
-::testing::AssertionResult sum_accurate_rules(const course::Activity& ran) { return own_kernels_rules(ran, "sum_accurate"); }
+::testing::AssertionResult sum_accurate_rules(const course::Activity& ran) {
+  return course::own_kernels_on_given_stream(ran, "sum_accurate");
+}
 
 TEST(ShadeUniformTechnique, OwnKernelOnTheGivenStream) {
   COURSE_REQUIRE_ACTIVITY();

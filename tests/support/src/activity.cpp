@@ -139,9 +139,8 @@ std::string plain_name(const char* name) {
   return text;
 }
 
-void read_launch(RuntimeCall& call, const void* func, dim3 grid, dim3 block, void** args, size_t shared,
-                 cudaStream_t stream, const char* symbol, const std::vector<LaunchArguments>& read) {
-  (void)grid, (void)block;
+void read_launch(RuntimeCall& call, const void* func, void** args, size_t shared, cudaStream_t stream,
+                 const char* symbol, const std::vector<LaunchArguments>& read) {
   call.object = func;
   call.has_stream = true;
   call.stream = stream;
@@ -288,16 +287,14 @@ void CUPTIAPI runtime_callback(void*, CUpti_CallbackDomain domain, CUpti_Callbac
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000: {
       const auto* a = static_cast<const cudaLaunchKernel_v7000_params*>(p);
-      read_launch(call, a->func, a->gridDim, a->blockDim, a->args, a->sharedMem, a->stream, info->symbolName,
-                  recording.read);
+      read_launch(call, a->func, a->args, a->sharedMem, a->stream, info->symbolName, recording.read);
       break;
     }
 #if defined(CUPTI_API_VERSION) && CUPTI_API_VERSION >= 130000
     case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000:
     case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000: {
       const auto* a = static_cast<const LaunchKernelHandleParams*>(p);
-      read_launch(call, a->kernel, a->gridDim, a->blockDim, a->args, a->sharedMem, a->stream, info->symbolName,
-                  recording.read);
+      read_launch(call, a->kernel, a->args, a->sharedMem, a->stream, info->symbolName, recording.read);
       break;
     }
 #endif
@@ -305,8 +302,8 @@ void CUPTIAPI runtime_callback(void*, CUpti_CallbackDomain domain, CUpti_Callbac
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060: {
       const auto* a = static_cast<const cudaLaunchKernelExC_v11060_params*>(p);
       if (a->config)
-        read_launch(call, a->func, a->config->gridDim, a->config->blockDim, a->args, a->config->dynamicSmemBytes,
-                    a->config->stream, info->symbolName, recording.read);
+        read_launch(call, a->func, a->args, a->config->dynamicSmemBytes, a->config->stream, info->symbolName,
+                    recording.read);
       break;
     }
     default:

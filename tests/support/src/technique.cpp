@@ -67,6 +67,17 @@ namespace {
   return ::testing::AssertionSuccess();
 }
 
+::testing::AssertionResult own_kernels_on_given_stream(const Activity& activity, const std::string& what) {
+  return all_rules({launches_only_own_kernels(activity, what), enqueues_no_copies(activity, what),
+                    stays_on_given_stream(activity, what)});
+}
+
+long long threads_launched(const Activity& activity) {
+  long long threads = 0;
+  for (const auto& k : activity.kernels) threads += k.blocks() * k.threads_per_block();
+  return threads;
+}
+
 ::testing::AssertionResult all_rules(std::initializer_list<::testing::AssertionResult> results) {
   for (const auto& result : results)
     if (!result) return result;

@@ -33,6 +33,14 @@ namespace course {
 /// Every kernel's blocks are x by y threads.
 ::testing::AssertionResult kernels_have_block(const Activity& activity, const std::string& what, int x, int y);
 
+/// The rules most exercises share, the first one broken: only its own kernels
+/// (launches_only_own_kernels), no copies (enqueues_no_copies), all on the given stream
+/// (stays_on_given_stream).
+::testing::AssertionResult own_kernels_on_given_stream(const Activity& activity, const std::string& what);
+
+/// Threads launched by all the kernels together (blocks x threads per block).
+long long threads_launched(const Activity& activity);
+
 /// The first of `results` that failed, or success: an exercise's rules checked together (a
 /// technique test and the call its perf test records, FreshCalls::rules, share them so).
 ::testing::AssertionResult all_rules(std::initializer_list<::testing::AssertionResult> results);
