@@ -8,8 +8,8 @@
 
 namespace {
 
-// Six stages keep 24 KiB in flight per SM, enough to cover DRAM latency at full bandwidth
-// with a single block per SM (see the README's table).
+// Eight stages keep 32 KiB in flight per SM, enough to cover DRAM latency at full bandwidth
+// with a single block per SM on an H100 and an H200 (see the README's table).
 // (tools/fixtures builds this file with fewer stages to check the thresholds.)
 #ifndef REFERENCE_PIPELINE_STAGES
 #define REFERENCE_PIPELINE_STAGES 8

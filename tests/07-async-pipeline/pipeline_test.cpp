@@ -85,9 +85,15 @@ TEST(MirrorTilesPipelinedTechnique, KernelCopiesAsynchronouslyIntoSharedMemory) 
 // least two stages), makes no copies, and runs on the given stream.
 // The contract's rules, checked against what a call did: in the technique tests, and on a call
 // of each perf test drawn at random (FreshCalls::rules), at the perf test's size. The machine
-// code is that of the kernels that ran, looked up by their exact names.
-::testing::AssertionResult pipelined_rules(const course::Activity& ran) {
+// code is that of the kernels that ran, looked up by their exact names; where the recording
+// counted the instructions that ran (Counting::instructions), the asynchronous copies must
+// have carried every whole tile of the `n` floats, so a copy in a branch that never runs, or a
+// plain load taken at some sizes, does not count.
+size_t whole_tiles(size_t n) { return n / kPipelineTileFloats; }
+
+::testing::AssertionResult pipelined_rules(const course::Activity& ran, size_t n) {
   const char* what = "mirror_tiles_pipelined";
+  const long long tile_bytes = static_cast<long long>(whole_tiles(n) * kPipelineTileFloats * sizeof(float));
   return course::all_rules(
       {course::own_kernels_on_given_stream(ran, what),
        course::kernels_use_shared_memory(ran, what, 2 * kPipelineTileFloats * sizeof(float),
@@ -95,38 +101,80 @@ TEST(MirrorTilesPipelinedTechnique, KernelCopiesAsynchronouslyIntoSharedMemory) 
        course::sass_arch_to_check(80) == 0
            ? ::testing::AssertionSuccess()
            : course::kernels_that_ran_have(ran, what, "LDGSTS", 80,
-                                           "the asynchronous global-to-shared copy that cuda::memcpy_async issues")});
+                                           "the asynchronous global-to-shared copy that cuda::memcpy_async issues"),
+       course::executed_at_least(ran, what, {"LDGSTS"}, course::Executions::thread_bytes, tile_bytes,
+                                 "its asynchronous global-to-shared copies (LDGSTS)",
+                                 "the " + std::to_string(whole_tiles(n)) + " whole tiles")});
 }
-::testing::AssertionResult bulk_rules(const course::Activity& ran) {
+::testing::AssertionResult bulk_rules(const course::Activity& ran, size_t n) {
   const char* what = "mirror_tiles_bulk";
   return course::all_rules(
       {course::own_kernels_on_given_stream(ran, what),
        course::sass_arch_to_check(90) == 0
            ? ::testing::AssertionSuccess()
            : course::kernels_that_ran_have(ran, what, "UBLKCP", 90,
-                                           "the bulk asynchronous copy that cuda::device::memcpy_async_tx issues")});
+                                           "the bulk asynchronous copy that cuda::device::memcpy_async_tx issues"),
+       course::executed_at_least(ran, what, {"UBLKCP"}, course::Executions::warp_instructions,
+                                 static_cast<long long>(whole_tiles(n)), "its bulk copies (UBLKCP)",
+                                 "the " + std::to_string(whole_tiles(n)) + " whole tiles, one copy each,")});
 }
+
+// A call of `launch` at size n, recorded (and its instructions counted when `counting` says so),
+// after its result was found right.
+std::optional<course::Activity> recorded_right_call(Launcher launch, const char* name, size_t n,
+                                                    course::Counting counting) {
+  const auto input = course::random_floats(n, course::test_seed());
+  course::DeviceBuffer<float> in(input, "in"), out(n, "out");
+  out.poison();
+  course::Stream stream;
+  const auto ran = course::record_activity_on(
+      stream.get(), [&] { launch(in.data(), out.data(), n, stream); }, {}, counting);
+  CUDA_CHECK_LAUNCH(name);  // after the recording: its guard checks copy
+  const auto right = course::result_is_right_first(course::all_close(mirror_tiles_cpu(input), out.download(), {0, 0}), name);
+  if (!right) {
+    ADD_FAILURE() << right.message();
+    return std::nullopt;
+  }
+  return ran;
+}
+
+const size_t kTechniqueFloats = (size_t{1} << 20) + 4093;
 
 TEST(MirrorTilesPipelinedTechnique, KernelStagesSeveralTilesInSharedMemory) {
   COURSE_REQUIRE_ACTIVITY();
   SKIP_WITHOUT_ASYNC_COPIES();
-  const size_t n = (size_t{1} << 20) + 4093;
-  const auto input = course::random_floats(n, course::test_seed());
-  course::DeviceBuffer<float> in(input, "in"), out(n, "out");
-  course::Stream stream;
-  const auto ran = course::record_activity_on(stream.get(), [&] {
-    mirror_tiles_pipelined(in.data(), out.data(), n, stream);
-  });
-  CUDA_CHECK_LAUNCH("mirror_tiles_pipelined");  // after the recording: its guard checks copy
-  ASSERT_TRUE(course::result_is_right_first(course::all_close(mirror_tiles_cpu(input), out.download(), {0, 0}),
-                                            "mirror_tiles_pipelined"));
-  EXPECT_TRUE(pipelined_rules(ran));
+  const auto ran = recorded_right_call(mirror_tiles_pipelined, "mirror_tiles_pipelined", kTechniqueFloats,
+                                       course::Counting::none);
+  if (ran) EXPECT_TRUE(pipelined_rules(*ran, kTechniqueFloats));
+}
+
+// The copies that the machine code holds are the ones that ran: counted while the kernel ran
+// (CUPTI's SASS metrics), the LDGSTS of all threads together moved at least every whole tile.
+TEST(MirrorTilesPipelinedTechnique, AsynchronousCopiesCarryEveryTile) {
+  COURSE_REQUIRE_ACTIVITY();
+  SKIP_WITHOUT_ASYNC_COPIES();
+  const auto ran = recorded_right_call(mirror_tiles_pipelined, "mirror_tiles_pipelined", kTechniqueFloats,
+                                       course::Counting::instructions);
+  if (!ran) return;
+  COURSE_REQUIRE_COUNTED(*ran);
+  EXPECT_TRUE(pipelined_rules(*ran, kTechniqueFloats));
 }
 
 TEST(MirrorTilesBulkStretchTechnique, KernelUsesBulkCopies) {
   if (course::sass_arch_to_check(90) == 0) GTEST_SKIP() << "this build has no SASS for compute capability 9.0";
   EXPECT_TRUE(course::kernel_sass_has("mirror_tiles_bulk_kernel", "UBLKCP", 90,
                                       "the bulk asynchronous copy that cuda::device::memcpy_async_tx issues"));
+}
+
+// Counted while it ran: one bulk copy (at least) per whole tile.
+TEST(MirrorTilesBulkStretchTechnique, BulkCopiesCarryEveryTile) {
+  COURSE_REQUIRE_ACTIVITY();
+  if (!has_bulk_copies()) GTEST_SKIP() << "bulk asynchronous copies need compute capability 9.0; this is " << course::device_line();
+  const auto ran = recorded_right_call(mirror_tiles_bulk, "mirror_tiles_bulk", kTechniqueFloats,
+                                       course::Counting::instructions);
+  if (!ran) return;
+  COURSE_REQUIRE_COUNTED(*ran);
+  EXPECT_TRUE(bulk_rules(*ran, kTechniqueFloats));
 }
 
 // ---------------------------------------------------------------- performance
@@ -149,7 +197,7 @@ struct Case {
 // call, and checks every call's output (effective bandwidth: n floats read, n written).
 Measured measure(Launcher launch, const char* name, course::DeviceBuffer<float>& in, course::DeviceBuffer<float>& out,
                  const Case& first, const Case& fresh, course::Stream& stream,
-                 std::function<::testing::AssertionResult(const course::Activity&)> rules = nullptr) {
+                 std::function<::testing::AssertionResult(const course::Activity&, size_t)> rules = nullptr) {
   in.upload(first.input);
   out.poison();
   launch(in.data(), out.data(), kPerfFloats, stream);
@@ -185,7 +233,8 @@ Measured measure(Launcher launch, const char* name, course::DeviceBuffer<float>&
     return course::check_at(out.data(), places, [&](size_t i) { return 0.5f * (host[i] + host[mirror(i)]); }, {0, 0},
                             "out");
   };
-  calls.rules = std::move(rules);
+  if (rules) calls.rules = [rules](const course::Activity& ran) { return rules(ran, kPerfFloats); };
+  calls.counting = course::Counting::instructions;
   const auto t = course::time_on_stream([&](cudaStream_t s) { launch(in.data(), out.data(), kPerfFloats, s); }, stream,
                                         calls);
   const double bytes = static_cast<double>(kPerfFloats) * sizeof(float);

@@ -370,6 +370,60 @@ TEST(RuntimeCalls, RecordLaunchesEventsAndTheirArguments) {
   EXPECT_EQ(ran.calls_named("cudaEventCreate").size(), 2u);
 }
 
+TEST(ExecutedInstructions, NamesOpcodesWidthsAndOffsets) {
+  EXPECT_EQ(course::opcode_of("@!P0 LDGSTS.E.BYPASS.LTC128B.128 [R9], desc[UR4][R2.64]"), "LDGSTS");
+  EXPECT_EQ(course::access_bytes("@!P0 LDGSTS.E.BYPASS.LTC128B.128 [R9], desc[UR4][R2.64]"), 16);
+  EXPECT_EQ(course::access_bytes("LDGSTS.E [R3+0x10], desc[UR4][R4.64]"), 4);
+  EXPECT_EQ(course::access_bytes("STS.64 [R2], R4"), 8);
+  EXPECT_EQ(course::access_bytes("LDS.U8 R0, [R2]"), 1);
+  EXPECT_EQ(course::access_bytes("STG.E desc[UR4][R2.64], R5"), 4);
+  EXPECT_EQ(course::access_bytes("UBLKCP.S.G [UR8], [UR4], UR6"), 0);
+  EXPECT_EQ(course::access_bytes("FFMA R1, R2, R3, R4"), 0);
+  const auto by_offset = course::instructions_by_offset(
+      "        /*0000*/                   LDC R1, c[0x0][0x28] ;          /* 0x00000a00ff017b82 */\n"
+      "                                                                   /* 0x000fe40000000800 */\n"
+      "        /*0c80*/              @P0 LDS.128 R4, [R2] ;               /* 0x0000000002047984 */\n");
+  ASSERT_EQ(by_offset.size(), 2u);
+  EXPECT_EQ(by_offset.at(0), "LDC R1, c[0x0][0x28]");
+  EXPECT_EQ(by_offset.at(0xc80), "@P0 LDS.128 R4, [R2]");
+  course::ExecutedInstructions executed;
+  executed.counted = true;
+  executed.instructions = {{"k", 0x10, "LDGSTS.E.BYPASS.128 [R1], desc[UR4][R2.64]", 8, 256},
+                           {"k", 0x20, "@P0 LDGSTS.E [R1], desc[UR4][R2.64]", 1, 3},
+                           {"other", 0x10, "UBLKCP.S.G [UR8], [UR4], UR6", 5, 5}};
+  EXPECT_EQ(executed.bytes("LDGSTS"), 256 * 16 + 3 * 4);
+  EXPECT_EQ(executed.threads("LDGSTS", "k"), 259);
+  EXPECT_EQ(executed.warps("UBLKCP"), 5);
+  EXPECT_EQ(executed.bytes("UBLKCP"), 0);
+}
+
+// Counting what ran, on the GPU: the judge's own fill kernel stores each of its `count` floats
+// once (a 4-byte STG per element), so its stores executed exactly `count` times.
+TEST(ExecutedInstructions, CountsTheStoresOfAKernelThatRan) {
+  COURSE_REQUIRE_ACTIVITY();
+  const std::size_t count = 100003;
+  course::DeviceBuffer<float> data(count, "data");
+  course::Stream stream;
+  const auto ran = course::record_activity(
+      [&] { course::fill_random_floats(data.data(), data.size(), 7, 0.0f, 1.0f, stream); }, {},
+      course::Counting::instructions);
+  COURSE_REQUIRE_COUNTED(ran);
+  ASSERT_EQ(ran.kernels.size(), 1u) << ran.summary();
+  EXPECT_EQ(ran.executed.threads("STG"), static_cast<long long>(count)) << ran.executed.summary({"STG", "LDG"});
+  EXPECT_EQ(ran.executed.bytes("STG"), static_cast<long long>(4 * count)) << ran.executed.summary({"STG"});
+  EXPECT_EQ(ran.executed.threads("LDGSTS"), 0);
+  for (const auto& i : ran.executed.instructions) EXPECT_EQ(i.kernel, ran.kernels[0].name) << i.text;
+  // A second recording counts afresh: the kernels are patched again, the counts start at zero.
+  const auto again = course::record_activity(
+      [&] { course::fill_random_floats(data.data(), 1000, 8, 0.0f, 1.0f, stream); }, {},
+      course::Counting::instructions);
+  COURSE_REQUIRE_COUNTED(again);
+  EXPECT_EQ(again.executed.threads("STG"), 1000) << again.executed.summary({"STG"});
+  // Without counting, nothing is counted.
+  const auto plain = course::record_activity([&] { course::fill_random_floats(data.data(), 10, 9, 0.0f, 1.0f, stream); });
+  EXPECT_FALSE(plain.executed.counted);
+}
+
 TEST(Seed, ParsesDigitsOnly) {
   EXPECT_EQ(course::parse_seed("12345"), 12345u);
   for (const char* bad : {"", "-3", "1e3", "abc", "99999999999999999999999"})

@@ -100,6 +100,11 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
 
 const CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
                                      CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET};
+// While instructions are counted: CUPTI's SASS metrics count nothing with concurrent-kernel
+// records on (seen on an H100, CUDA 13.0: every count zero; enabled after them, the records
+// are refused as not compatible), and count with the serial kernel records.
+const CUpti_ActivityKind kCountingKinds[] = {CUPTI_ACTIVITY_KIND_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                             CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET};
 
 // ------------------------------------------------------------------ runtime calls (callback API)
 
@@ -416,7 +421,7 @@ namespace {
 // `before` runs with the activity records on but not the runtime calls (the recording's own
 // marker); `work` with both.
 Activity record(const std::function<void()>& before, const std::function<void()>& work,
-                const std::vector<LaunchArguments>& read) {
+                const std::vector<LaunchArguments>& read, Counting counting) {
   static std::once_flag registered;
   std::call_once(registered, [] { check(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "registering buffers"); });
   CUDA_CHECK(cudaDeviceSynchronize());
@@ -424,37 +429,61 @@ Activity record(const std::function<void()>& before, const std::function<void()>
     std::lock_guard<std::mutex> lock(recorded_mutex);
     recorded = Activity{};
   }
-  const auto stop = [] {
+  bool counting_instructions = false;
+  std::string not_counted = "not asked for";
+  const auto& kinds = counting == Counting::instructions ? kCountingKinds : kKinds;
+  const auto stop = [&] {
     cuptiEnableDomain(0, call_recording().subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
-    for (auto kind : kKinds) cuptiActivityDisable(kind);
+    for (auto kind : kinds) cuptiActivityDisable(kind);
+    if (counting_instructions) detail::stop_counting_instructions();
   };
-  for (auto kind : kKinds) check(cuptiActivityEnable(kind), "enabling activity records");
+  for (auto kind : kinds) check(cuptiActivityEnable(kind), "enabling activity records");
+  ExecutedInstructions executed;
   try {
     if (before) before();
+    if (counting == Counting::instructions) {
+      CUDA_CHECK(cudaDeviceSynchronize());  // kernels are patched only while none is in flight
+      counting_instructions = detail::start_counting_instructions(&not_counted);
+    }
     record_calls(true, read);
     work();
     record_calls(false);
     // Unchecked: the caller's CUDA_CHECK_LAUNCH reports a failed launch with its name.
     cudaDeviceSynchronize();
+    if (counting_instructions) {
+      counting_instructions = false;
+      executed = detail::stop_counting_instructions();
+    } else {
+      executed.why_not = not_counted;
+    }
   } catch (...) {
     stop();
     throw;
   }
-  for (auto kind : kKinds) check(cuptiActivityDisable(kind), "disabling activity records");
+  for (auto kind : kinds) check(cuptiActivityDisable(kind), "disabling activity records");
   check(cuptiActivityFlushAll(1), "flushing activity records");
   std::lock_guard<std::mutex> lock(recorded_mutex);
   Activity activity = recorded;
   activity.calls = recorded_calls();
+  activity.executed = std::move(executed);
+  // Every kernel that runs executes instructions: none counted means the counting failed.
+  if (activity.executed.counted && activity.executed.instructions.empty() && !activity.kernels.empty()) {
+    activity.executed.counted = false;
+    activity.executed.why_not = "CUPTI counted no instruction of the " + std::to_string(activity.kernels.size()) +
+                                " kernel(s) that ran";
+  }
   return activity;
 }
 
 }  // namespace
 
-Activity record_activity(const std::function<void()>& work, const std::vector<LaunchArguments>& read) {
-  return record(nullptr, work, read);
+Activity record_activity(const std::function<void()>& work, const std::vector<LaunchArguments>& read,
+                         Counting counting) {
+  return record(nullptr, work, read, counting);
 }
 
-Activity record_activity_on(void* stream, const std::function<void()>& work, const std::vector<LaunchArguments>& read) {
+Activity record_activity_on(void* stream, const std::function<void()>& work, const std::vector<LaunchArguments>& read,
+                            Counting counting) {
   void* marker = nullptr;
   CUDA_CHECK(cudaMalloc(&marker, 4));
   Activity activity;
@@ -464,7 +493,7 @@ Activity record_activity_on(void* stream, const std::function<void()>& work, con
           CUDA_CHECK(cudaMemsetAsync(marker, 0, 4, static_cast<cudaStream_t>(stream)));
           CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
         },
-        work, read);
+        work, read, counting);
   } catch (...) {
     cudaFree(marker);
     throw;

@@ -94,6 +94,23 @@ long long threads_launched(const Activity& activity) {
   return ::testing::AssertionSuccess();
 }
 
+::testing::AssertionResult executed_at_least(const Activity& activity, const std::string& what,
+                                             const std::vector<std::string>& opcodes, Executions unit,
+                                             long long at_least, const std::string& taught, const std::string& needed) {
+  const auto& executed = activity.executed;
+  if (!executed.counted) return ::testing::AssertionSuccess();
+  long long amount = 0;
+  for (const auto& op : opcodes)
+    amount += unit == Executions::thread_bytes ? executed.bytes(op) : executed.warps(op);
+  if (amount >= at_least) return ::testing::AssertionSuccess();
+  std::ostringstream rule;
+  rule << "ran, but " << taught << (unit == Executions::thread_bytes ? " moved " : " executed ") << amount
+       << (unit == Executions::thread_bytes ? " bytes" : " times") << " while it ran, where " << needed << " need at least "
+       << at_least << ": instructions that are in the machine code but do not run (a branch never taken, a path "
+       << "for other sizes) do not do the exercise.\n" << executed.summary(opcodes);
+  return broken(what, rule.str(), activity);
+}
+
 int sass_arch_to_check(int minimum) {
   const auto code = inspect_binary(own_executable(), configured_cuobjdump());
   if (!gpu_unavailable_reason()) {

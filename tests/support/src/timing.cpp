@@ -97,7 +97,7 @@ TimingStats timed_on_stream(const std::function<void(cudaStream_t)>& work, cudaS
   TimingStats counts;
   const int slot = recorded_slot(fresh, warmups, repetitions);
   const Freshness freshness{fresh, warmups + repetitions + (slot >= 0 ? 1 : 0), &counts};
-  const auto record = [&] { recorded_call(freshness, [&] { return record_activity_on(stream, [&] { work(stream); }, fresh->launch_arguments); }); };
+  const auto record = [&] { recorded_call(freshness, [&] { return record_activity_on(stream, [&] { work(stream); }, fresh->launch_arguments, fresh->counting); }); };
   for (int i = 0; i < warmups; ++i) {
     if (i == slot) record();
     freshness.before();
@@ -143,7 +143,7 @@ TimingStats timed_on_host(const std::function<void()>& work, const FreshCalls* f
   TimingStats counts;
   const int slot = recorded_slot(fresh, warmups, repetitions);
   const Freshness freshness{fresh, warmups + repetitions + (slot >= 0 ? 1 : 0), &counts};
-  const auto record = [&] { recorded_call(freshness, [&] { return record_activity(work, fresh->launch_arguments); }); };
+  const auto record = [&] { recorded_call(freshness, [&] { return record_activity(work, fresh->launch_arguments, fresh->counting); }); };
   for (int i = 0; i < warmups; ++i) {
     if (i == slot) record();
     freshness.before();

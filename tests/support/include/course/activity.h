@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "course/executed.h"
+
 namespace course {
 
 /// One kernel that ran.
@@ -82,6 +84,8 @@ struct Activity {
   std::vector<RuntimeCall> calls;     ///< the CUDA runtime calls made, in order
   /// With record_activity_on: CUPTI's id of the stream the call was given.
   std::uint32_t given_stream_id = 0;
+  /// With Counting::instructions: the machine instructions the kernels executed (executed.h).
+  ExecutedInstructions executed;
   /// One line per record, for failure messages.
   std::string summary() const;
   /// One line per runtime call (the last `most` of them), for failure messages.
@@ -90,17 +94,22 @@ struct Activity {
   std::vector<RuntimeCall> calls_named(const std::string& name) const;
 };
 
+/// Whether a recording also counts the machine instructions its kernels execute (executed.h):
+/// the kernels run patched, several times slower, so only where a rule needs it.
+enum class Counting { none, instructions };
+
 /// Runs `work`, waits for the device, and returns what it enqueued. Throws std::runtime_error
 /// when CUPTI cannot record (e.g. another tool, such as compute-sanitizer, holds it).
 /// The runtime calls `work` makes are in Activity::calls (those of the recording itself are
 /// not); the launches of kernels named in `read` carry their pointer arguments.
-Activity record_activity(const std::function<void()>& work, const std::vector<LaunchArguments>& read = {});
+Activity record_activity(const std::function<void()>& work, const std::vector<LaunchArguments>& read = {},
+                         Counting counting = Counting::none);
 
 /// record_activity for a call that was given `stream`: a 4-byte memset enqueued on `stream`
 /// first tells which CUPTI stream id it has (Activity::given_stream_id); that memset is not
 /// among the records returned.
 Activity record_activity_on(void* stream, const std::function<void()>& work,
-                            const std::vector<LaunchArguments>& read = {});
+                            const std::vector<LaunchArguments>& read = {}, Counting counting = Counting::none);
 
 /// Whether the kernel `mangled` is part of this program's own code (its name is registered in
 /// this executable) and not a library's: cuBLAS and other libraries' kernels live in their own

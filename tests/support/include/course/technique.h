@@ -8,6 +8,7 @@
 
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "course/activity.h"
 
@@ -44,6 +45,19 @@ long long threads_launched(const Activity& activity);
 /// The first of `results` that failed, or success: an exercise's rules checked together (a
 /// technique test and the call its perf test records, FreshCalls::rules, share them so).
 ::testing::AssertionResult all_rules(std::initializer_list<::testing::AssertionResult> results);
+
+/// What one rule about executed instructions counts (executed.h).
+enum class Executions { thread_bytes, warp_instructions };
+
+/// Evidence that the taught instructions ran (the recording counted them, Counting::instructions):
+/// the kernels executed `opcodes` (summed) for at least `at_least` bytes moved (thread_bytes)
+/// or warp-level instructions (warp_instructions); `taught` names them for the message ("its
+/// asynchronous copies (LDGSTS)"), `needed` says what the amount is ("the 4 MiB of whole tiles").
+/// Passes when the recording could not count (Activity::executed.why_not): a technique test that
+/// needs the evidence skips when it has none (COURSE_REQUIRE_COUNTED, testing.h).
+::testing::AssertionResult executed_at_least(const Activity& activity, const std::string& what,
+                                             const std::vector<std::string>& opcodes, Executions unit,
+                                             long long at_least, const std::string& taught, const std::string& needed);
 
 /// The SASS architecture a CPU-side check reads: the current GPU's when there is one, it is >=
 /// `minimum` and the binary has SASS for it, else the newest the binary has that is >= `minimum`

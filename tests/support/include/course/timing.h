@@ -50,6 +50,9 @@ struct FreshCalls {
   std::function<::testing::AssertionResult(const Activity&)> rules;
   /// The launches whose pointer arguments the recorded call reads (activity.h), for `rules`.
   std::vector<LaunchArguments> launch_arguments;
+  /// Whether the recorded call also counts the instructions its kernels execute (activity.h),
+  /// for rules about what ran at the perf test's size.
+  Counting counting = Counting::none;
 };
 
 /// Median, minimum and maximum of samples (CPU only; throws on an empty list).

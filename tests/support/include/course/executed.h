@@ -1,0 +1,64 @@
+/// @file executed.h
+/// @brief Which machine instructions a call's kernels executed, and how often: evidence that
+/// the taught instructions ran, not only that they are present in the binary (a copy in a
+/// branch that never runs is present). Counted by CUPTI's SASS metrics (the kernels are
+/// patched to count their own instructions while they run; compute capability 7.5 and newer),
+/// each instruction named from this program's SASS (cuobjdump) by its offset.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace course {
+
+/// One instruction of a kernel's SASS and how often it ran during the recorded call.
+struct ExecutedInstruction {
+  std::string kernel;       ///< mangled name of the kernel
+  unsigned offset = 0;      ///< byte offset in the kernel's code
+  std::string text;         ///< as cuobjdump prints it, e.g. "@!P0 LDGSTS.E.BYPASS.128 [R9], desc[UR4][R2.64]"
+  long long warps = 0;      ///< warp-level executions
+  long long threads = 0;    ///< thread-level executions with the predicate on (the threads it acted for)
+};
+
+/// The instructions executed during one recorded call (activity.h: record_activity with
+/// Counting::instructions), or why they could not be counted.
+struct ExecutedInstructions {
+  bool counted = false;  ///< false: `why_not` says why (no GPU support, another tool holds CUPTI, ...)
+  std::string why_not;
+  std::vector<ExecutedInstruction> instructions;  ///< only those that ran at least once
+
+  /// Thread-level executions of instructions whose opcode is `opcode` (the first word, any
+  /// modifiers: "LDGSTS" counts LDGSTS.E.BYPASS.128 too), in `kernel` (mangled) or all kernels ("").
+  long long threads(const std::string& opcode, const std::string& kernel = "") const;
+  /// Warp-level executions of instructions whose opcode is `opcode`, as `threads` counts threads
+  /// (for instructions one thread issues for the block, such as a bulk copy).
+  long long warps(const std::string& opcode, const std::string& kernel = "") const;
+  /// Bytes those executions moved: threads times each one's access width (access_bytes).
+  long long bytes(const std::string& opcode, const std::string& kernel = "") const;
+  /// One line per kernel: its executions of each of `opcodes` (threads and bytes), for messages.
+  std::string summary(const std::vector<std::string>& opcodes) const;
+};
+
+/// The opcode of an instruction as cuobjdump prints it: its first word after the predicate,
+/// without modifiers ("@!P0 LDGSTS.E.BYPASS.128 [R9], ..." -> "LDGSTS").
+std::string opcode_of(const std::string& instruction);
+
+/// Bytes one thread's execution of a memory instruction moves, from its width modifier
+/// (.128: 16, .64: 8, .U16/.S16: 2, .U8/.S8: 1, none: 4); 0 for an instruction that is not a
+/// per-thread load or store (LD*, ST*, LDGSTS, ATOM*, RED*).
+int access_bytes(const std::string& instruction);
+
+/// Instructions of cuobjdump -sass text by offset: "/*0c80*/  @P0 LDS.128 R4, [R2] ;" ->
+/// {0xc80, "@P0 LDS.128 R4, [R2]"}.
+std::map<unsigned, std::string> instructions_by_offset(const std::string& sass_text);
+
+namespace detail {
+/// Starts counting (activity.cpp calls it with the device idle); false with `why_not` set when
+/// this GPU, driver or process cannot.
+bool start_counting_instructions(std::string* why_not);
+/// Stops counting (the device idle) and names what ran.
+ExecutedInstructions stop_counting_instructions();
+}  // namespace detail
+
+}  // namespace course

@@ -1,0 +1,315 @@
+#include "course/executed.h"
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <cupti.h>
+#include <cupti_profiler_target.h>
+#include <cupti_sass_metrics.h>
+#include <cupti_target.h>
+
+#include <cstdint>
+#include <mutex>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "course/activity.h"
+#include "course/fatbin.h"
+
+namespace course {
+
+std::string opcode_of(const std::string& instruction) {
+  std::istringstream words(instruction);
+  std::string word;
+  while (words >> word) {
+    if (word[0] == '@' || word[0] == '{') continue;  // a predicate, or the brace of a dual issue
+    return word.substr(0, word.find('.'));
+  }
+  return "";
+}
+
+int access_bytes(const std::string& instruction) {
+  const std::string opcode = opcode_of(instruction);
+  static const std::set<std::string> kMemory = {"LD",    "LDG",  "LDS",   "LDL",  "LDGSTS", "ST",   "STG",
+                                                "STS",   "STL",  "ATOM",  "ATOMS", "ATOMG", "RED",  "REDG"};
+  if (!kMemory.count(opcode)) return 0;
+  // The modifiers of the opcode word, e.g. LDGSTS.E.BYPASS.LTC128B.128 -> E, BYPASS, LTC128B, 128.
+  std::istringstream words(instruction);
+  std::string word;
+  while (words >> word && opcode_of(word) != opcode) {
+  }
+  std::istringstream modifiers(word);
+  std::string modifier;
+  int bytes = 4;
+  std::getline(modifiers, modifier, '.');  // the opcode itself
+  while (std::getline(modifiers, modifier, '.')) {
+    if (modifier == "128") bytes = 16;
+    else if (modifier == "64") bytes = 8;
+    else if (modifier == "U16" || modifier == "S16") bytes = 2;
+    else if (modifier == "U8" || modifier == "S8") bytes = 1;
+  }
+  return bytes;
+}
+
+std::map<unsigned, std::string> instructions_by_offset(const std::string& sass_text) {
+  std::map<unsigned, std::string> found;
+  const std::regex line(R"(^\s*/\*([0-9a-fA-F]+)\*/\s+(.*?)\s*;)");
+  std::istringstream lines(sass_text);
+  std::string text;
+  std::smatch match;
+  while (std::getline(lines, text))
+    if (std::regex_search(text, match, line)) found[static_cast<unsigned>(std::stoul(match[1], nullptr, 16))] = match[2];
+  return found;
+}
+
+long long ExecutedInstructions::threads(const std::string& opcode, const std::string& kernel) const {
+  long long total = 0;
+  for (const auto& i : instructions)
+    if ((kernel.empty() || i.kernel == kernel) && opcode_of(i.text) == opcode) total += i.threads;
+  return total;
+}
+
+long long ExecutedInstructions::warps(const std::string& opcode, const std::string& kernel) const {
+  long long total = 0;
+  for (const auto& i : instructions)
+    if ((kernel.empty() || i.kernel == kernel) && opcode_of(i.text) == opcode) total += i.warps;
+  return total;
+}
+
+long long ExecutedInstructions::bytes(const std::string& opcode, const std::string& kernel) const {
+  long long total = 0;
+  for (const auto& i : instructions)
+    if ((kernel.empty() || i.kernel == kernel) && opcode_of(i.text) == opcode) total += i.threads * access_bytes(i.text);
+  return total;
+}
+
+std::string ExecutedInstructions::summary(const std::vector<std::string>& opcodes) const {
+  if (!counted) return "executed instructions not counted: " + why_not;
+  std::set<std::string> kernels;
+  for (const auto& i : instructions) kernels.insert(i.kernel);
+  std::ostringstream out;
+  out << "executed instructions, per kernel:";
+  if (kernels.empty()) out << " none";
+  for (const auto& k : kernels) {
+    out << "\n  " << demangle(k) << ":";
+    for (const auto& op : opcodes) {
+      out << " " << op << " " << warps(op, k) << " warp / " << threads(op, k) << " thread executions";
+      const long long b = bytes(op, k);
+      if (b > 0) out << " (" << b << " B)";
+      out << ";";
+    }
+  }
+  return out.str();
+}
+
+namespace detail {
+
+namespace {
+
+std::string cupti_error(CUptiResult result, const char* what) {
+  const char* text = nullptr;
+  cuptiGetResultString(result, &text);
+  return std::string("CUPTI's ") + what + " failed: " + (text ? text : "unknown error");
+}
+
+struct Counting {
+  std::mutex mutex;
+  bool profiler_ready = false;
+  std::string chip;
+  std::vector<std::uint64_t> metric_ids;  // [0]: warp executions, [1]: thread executions
+  bool configured = false;
+  bool enabled = false;
+  std::uint32_t device = 0;
+  CUcontext context = nullptr;
+};
+
+Counting& counting() {
+  static Counting state;
+  return state;
+}
+
+// The current context, through the runtime's driver entry points (the tests do not link the
+// driver library, so that they start on machines without a GPU).
+CUcontext current_context() {
+  using GetCurrent = CUresult (*)(CUcontext*);
+  void* function = nullptr;
+  cudaDriverEntryPointQueryResult status{};
+  if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &function, 12000, cudaEnableDefault, &status) != cudaSuccess ||
+      function == nullptr)
+    return nullptr;
+  CUcontext context = nullptr;
+  reinterpret_cast<GetCurrent>(function)(&context);
+  return context;
+}
+
+bool metric_id(const std::string& chip, const char* name, std::uint64_t* id) {
+  CUpti_SassMetrics_GetProperties_Params properties{CUpti_SassMetrics_GetProperties_Params_STRUCT_SIZE};
+  properties.pChipName = chip.c_str();
+  properties.pMetricName = name;
+  if (cuptiSassMetricsGetProperties(&properties) != CUPTI_SUCCESS) return false;
+  *id = properties.metric.metricId;
+  return true;
+}
+
+// The instructions of this program's SASS for the GPU's architecture, per mangled kernel name,
+// read once.
+const std::map<std::string, std::map<unsigned, std::string>>& own_sass(int arch) {
+  static std::map<int, std::map<std::string, std::map<unsigned, std::string>>> cache;
+  auto found = cache.find(arch);
+  if (found != cache.end()) return found->second;
+  auto& functions = cache[arch];
+  for (const auto& f : binary_sass(own_executable(), configured_cuobjdump(), arch))
+    functions[f.name] = instructions_by_offset(f.text);
+  return functions;
+}
+
+}  // namespace
+
+bool start_counting_instructions(std::string* why_not) {
+  auto& state = counting();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    *why_not = "no current device";
+    return false;
+  }
+  state.device = static_cast<std::uint32_t>(device);
+  if (!state.profiler_ready) {
+    CUpti_Profiler_Initialize_Params init{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
+    if (const auto r = cuptiProfilerInitialize(&init); r != CUPTI_SUCCESS) {
+      *why_not = cupti_error(r, "profiler initialisation");
+      return false;
+    }
+    CUpti_Device_GetChipName_Params chip{CUpti_Device_GetChipName_Params_STRUCT_SIZE};
+    chip.deviceIndex = state.device;
+    if (const auto r = cuptiDeviceGetChipName(&chip); r != CUPTI_SUCCESS) {
+      *why_not = cupti_error(r, "chip name query");
+      return false;
+    }
+    state.chip = chip.pChipName;
+    std::uint64_t warps = 0, threads = 0;
+    if (!metric_id(state.chip, "smsp__sass_inst_executed", &warps) ||
+        (!metric_id(state.chip, "smsp__sass_thread_inst_executed_pred_on", &threads) &&
+         !metric_id(state.chip, "smsp__sass_thread_inst_executed", &threads))) {
+      *why_not = "the SASS metrics of instructions executed are not offered for " + state.chip;
+      return false;
+    }
+    state.metric_ids = {warps, threads};
+    state.profiler_ready = true;
+  }
+  std::vector<CUpti_SassMetrics_Config> configs;
+  for (auto id : state.metric_ids) configs.push_back({id, CUPTI_SASS_METRICS_OUTPUT_GRANULARITY_GPU});
+  CUpti_SassMetricsSetConfig_Params config{CUpti_SassMetricsSetConfig_Params_STRUCT_SIZE};
+  config.pConfigs = configs.data();
+  config.numOfMetricConfig = configs.size();
+  config.deviceIndex = state.device;
+  if (const auto r = cuptiSassMetricsSetConfig(&config); r != CUPTI_SUCCESS) {
+    *why_not = cupti_error(r, "SASS metrics configuration");
+    return false;
+  }
+  state.configured = true;
+  state.context = current_context();
+  CUpti_SassMetricsEnable_Params enable{CUpti_SassMetricsEnable_Params_STRUCT_SIZE};
+  enable.ctx = state.context;
+  enable.enableLazyPatching = 1;  // only the kernels that are launched get patched
+  if (const auto r = cuptiSassMetricsEnable(&enable); r != CUPTI_SUCCESS) {
+    *why_not = cupti_error(r, "SASS metrics enabling");
+    CUpti_SassMetricsUnsetConfig_Params unset{CUpti_SassMetricsUnsetConfig_Params_STRUCT_SIZE};
+    unset.deviceIndex = state.device;
+    cuptiSassMetricsUnsetConfig(&unset);
+    state.configured = false;
+    return false;
+  }
+  state.enabled = true;
+  return true;
+}
+
+ExecutedInstructions stop_counting_instructions() {
+  auto& state = counting();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  ExecutedInstructions executed;
+  if (!state.enabled) {
+    executed.why_not = "counting was not started";
+    return executed;
+  }
+  // Per kernel and offset: executions of each metric.
+  std::map<std::pair<std::string, unsigned>, std::map<std::uint64_t, long long>> counts;
+  CUpti_SassMetricsGetDataProperties_Params properties{CUpti_SassMetricsGetDataProperties_Params_STRUCT_SIZE};
+  properties.ctx = state.context;
+  CUptiResult result = cuptiSassMetricsGetDataProperties(&properties);
+  if (result == CUPTI_SUCCESS && properties.numOfPatchedInstructionRecords > 0 && properties.numOfInstances > 0) {
+    // Room for every metric's instances in each record, whichever way CUPTI lays them out; a
+    // value it did not write keeps a metric id of none.
+    const std::size_t per_record = properties.numOfInstances * state.metric_ids.size();
+    std::vector<CUpti_SassMetrics_Data> data(properties.numOfPatchedInstructionRecords);
+    std::vector<CUpti_SassMetrics_InstanceValue> values(data.size() * per_record, {UINT64_MAX, 0});
+    for (std::size_t i = 0; i < data.size(); ++i) {
+      data[i].structSize = CUpti_SassMetricsFlushData_Params_STRUCT_SIZE;  // as cupti_sass_metrics.h says
+      data[i].pInstanceValues = &values[i * per_record];
+    }
+    CUpti_SassMetricsFlushData_Params flush{CUpti_SassMetricsFlushData_Params_STRUCT_SIZE};
+    flush.ctx = state.context;
+    flush.numOfPatchedInstructionRecords = data.size();
+    flush.numOfInstances = properties.numOfInstances;
+    flush.pMetricsData = data.data();
+    result = cuptiSassMetricsFlushData(&flush);
+    if (result == CUPTI_SUCCESS)
+      for (const auto& d : data)
+        for (std::size_t v = 0; v < per_record; ++v) {
+          const auto& value = d.pInstanceValues[v];
+          if (value.metricId == UINT64_MAX) continue;
+          counts[{d.functionName ? d.functionName : "", d.pcOffset}][value.metricId] += static_cast<long long>(value.value);
+        }
+  }
+  CUpti_SassMetricsDisable_Params disable{CUpti_SassMetricsDisable_Params_STRUCT_SIZE};
+  disable.ctx = state.context;
+  cuptiSassMetricsDisable(&disable);
+  CUpti_SassMetricsUnsetConfig_Params unset{CUpti_SassMetricsUnsetConfig_Params_STRUCT_SIZE};
+  unset.deviceIndex = state.device;
+  cuptiSassMetricsUnsetConfig(&unset);
+  state.enabled = state.configured = false;
+  if (result != CUPTI_SUCCESS) {
+    executed.why_not = cupti_error(result, "SASS metrics collection");
+    return executed;
+  }
+
+  cudaDeviceProp properties_of_gpu{};
+  cudaGetDeviceProperties(&properties_of_gpu, static_cast<int>(state.device));
+  const int arch = 10 * properties_of_gpu.major + properties_of_gpu.minor;
+  const std::map<std::string, std::map<unsigned, std::string>>* sass = nullptr;
+  try {
+    if (!inspect_binary(own_executable(), configured_cuobjdump()).sass.count(arch)) {
+      executed.why_not = "this program carries no SASS for sm_" + std::to_string(arch) +
+                         " (its kernels ran from PTX compiled at load time), so what ran cannot be named";
+      return executed;
+    }
+    sass = &own_sass(arch);
+  } catch (const std::exception& e) {
+    executed.why_not = e.what();
+    return executed;
+  }
+  for (const auto& [where, metrics] : counts) {
+    ExecutedInstruction instruction;
+    instruction.kernel = where.first;
+    instruction.offset = where.second;
+    const auto m0 = metrics.find(state.metric_ids[0]);
+    const auto m1 = metrics.find(state.metric_ids[1]);
+    instruction.warps = m0 == metrics.end() ? 0 : m0->second;
+    instruction.threads = m1 == metrics.end() ? 0 : m1->second;
+    if (instruction.warps == 0 && instruction.threads == 0) continue;
+    const auto function = sass->find(where.first);
+    if (function != sass->end()) {
+      const auto text = function->second.find(where.second);
+      if (text != function->second.end()) instruction.text = text->second;
+    }
+    if (instruction.text.empty()) instruction.text = "?";  // a library's kernel: not in this program's SASS
+    executed.instructions.push_back(std::move(instruction));
+  }
+  executed.counted = true;
+  return executed;
+}
+
+}  // namespace detail
+
+}  // namespace course
