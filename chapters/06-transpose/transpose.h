@@ -29,5 +29,8 @@ void transpose_naive(const float* in, float* out, int rows, int cols, cudaStream
 /// drawn at random, at its size): only kernels of your own (no
 /// library, no cudaMemcpy), at least kTransposeTile x kTransposeTile floats of shared memory per
 /// block, everything on `stream`; writes stay inside `out` (the tests put guard zones around
-/// it). The block's shape and the elements per thread are yours to choose.
+/// it); and every element goes through that tile: counted while the kernels run, they store at
+/// least the matrix's bytes into shared memory and load as many back
+/// (TransposeTiledTechnique.EveryElementGoesThroughTheSharedTile). The block's shape and the
+/// elements per thread are yours to choose.
 void transpose_tiled(const float* in, float* out, int rows, int cols, cudaStream_t stream);

@@ -66,7 +66,7 @@ set ylabel "{ylabel}"
 def transpose():
     data = rows("06-transpose.csv")
     sizes = sorted({int(r["n"]) for r in data})
-    variants = ["naive", "tiled (no padding)", "tiled (padded)"]
+    variants = ["naive", "32x32 tile unpadded", "32x32 tile padded", "64x64 tile padded"]
     lines = ""
     for n in sizes:
         values = {r["variant"]: float(r["fraction_of_memcpy"]) for r in data if int(r["n"]) == n}
@@ -80,8 +80,8 @@ set key top center horizontal
 set ylabel "fraction of the device-to-device copy"
 set arrow from graph 0, first 0.75 to graph 1, first 0.75 nohead dt 2 lw 2 lc rgb '#aa0000'
 set label "test threshold 0.75" at graph 0.01, first 0.78 tc rgb '#aa0000'
-plot $data using 2:xtic(1) title "naive" lc rgb '#bbbbbb', '' using 3 title "tiled, no padding" lc rgb '#f0a030', \\
-     '' using 4 title "tiled, padded" lc rgb '#3070c0'
+plot $data using 2:xtic(1) title "naive" lc rgb '#bbbbbb', '' using 3 title "32x32, no padding" lc rgb '#f0a030', \\
+     '' using 4 title "32x32, padded" lc rgb '#80a8e0', '' using 5 title "64x64, padded (reference)" lc rgb '#3070c0'
 """, lines)
 
 

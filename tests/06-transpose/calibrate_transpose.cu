@@ -37,8 +37,9 @@ int main(int argc, char** argv) {
 
     const struct { const char* name; Transpose run; } variants[] = {
         {"naive", transpose_naive},
-        {"tiled (no padding)", transpose_tiled_unpadded},
-        {"tiled (padded)", transpose_tiled},
+        {"32x32 tile unpadded", transpose_tiled_unpadded},
+        {"32x32 tile padded", transpose_tiled_32},
+        {"64x64 tile padded", transpose_tiled},
     };
     course::Stream stream;
     for (int n : {2048, 4096, 8192}) {
