@@ -422,6 +422,7 @@ TEST(ExecutedInstructions, CountsTheStoresOfAKernelThatRan) {
   // Without counting, nothing is counted.
   const auto plain = course::record_activity([&] { course::fill_random_floats(data.data(), 10, 9, 0.0f, 1.0f, stream); });
   EXPECT_FALSE(plain.executed.counted);
+  EXPECT_EQ(plain.kernels.size(), 1u) << plain.summary();
 }
 
 TEST(Seed, ParsesDigitsOnly) {

@@ -198,27 +198,27 @@ bool start_counting_instructions(std::string* why_not) {
     state.metric_ids = {warps, threads};
     state.profiler_ready = true;
   }
-  std::vector<CUpti_SassMetrics_Config> configs;
-  for (auto id : state.metric_ids) configs.push_back({id, CUPTI_SASS_METRICS_OUTPUT_GRANULARITY_GPU});
-  CUpti_SassMetricsSetConfig_Params config{CUpti_SassMetricsSetConfig_Params_STRUCT_SIZE};
-  config.pConfigs = configs.data();
-  config.numOfMetricConfig = configs.size();
-  config.deviceIndex = state.device;
-  if (const auto r = cuptiSassMetricsSetConfig(&config); r != CUPTI_SUCCESS) {
-    *why_not = cupti_error(r, "SASS metrics configuration");
-    return false;
+  // Configured once per process and kept: configured again after cuptiSassMetricsUnsetConfig,
+  // CUPTI answered CUPTI_ERROR_OUT_OF_MEMORY (H100, CUDA 13.0).
+  if (!state.configured) {
+    std::vector<CUpti_SassMetrics_Config> configs;
+    for (auto id : state.metric_ids) configs.push_back({id, CUPTI_SASS_METRICS_OUTPUT_GRANULARITY_GPU});
+    CUpti_SassMetricsSetConfig_Params config{CUpti_SassMetricsSetConfig_Params_STRUCT_SIZE};
+    config.pConfigs = configs.data();
+    config.numOfMetricConfig = configs.size();
+    config.deviceIndex = state.device;
+    if (const auto r = cuptiSassMetricsSetConfig(&config); r != CUPTI_SUCCESS) {
+      *why_not = cupti_error(r, "SASS metrics configuration");
+      return false;
+    }
+    state.configured = true;
   }
-  state.configured = true;
   state.context = current_context();
   CUpti_SassMetricsEnable_Params enable{CUpti_SassMetricsEnable_Params_STRUCT_SIZE};
   enable.ctx = state.context;
   enable.enableLazyPatching = 1;  // only the kernels that are launched get patched
   if (const auto r = cuptiSassMetricsEnable(&enable); r != CUPTI_SUCCESS) {
     *why_not = cupti_error(r, "SASS metrics enabling");
-    CUpti_SassMetricsUnsetConfig_Params unset{CUpti_SassMetricsUnsetConfig_Params_STRUCT_SIZE};
-    unset.deviceIndex = state.device;
-    cuptiSassMetricsUnsetConfig(&unset);
-    state.configured = false;
     return false;
   }
   state.enabled = true;
@@ -264,11 +264,8 @@ ExecutedInstructions stop_counting_instructions() {
   }
   CUpti_SassMetricsDisable_Params disable{CUpti_SassMetricsDisable_Params_STRUCT_SIZE};
   disable.ctx = state.context;
-  cuptiSassMetricsDisable(&disable);
-  CUpti_SassMetricsUnsetConfig_Params unset{CUpti_SassMetricsUnsetConfig_Params_STRUCT_SIZE};
-  unset.deviceIndex = state.device;
-  cuptiSassMetricsUnsetConfig(&unset);
-  state.enabled = state.configured = false;
+  cuptiSassMetricsDisable(&disable);  // unpatches the kernels; the configuration stays
+  state.enabled = false;
   if (result != CUPTI_SUCCESS) {
     executed.why_not = cupti_error(result, "SASS metrics collection");
     return executed;
