@@ -7,12 +7,14 @@
 #include <cupti_sass_metrics.h>
 #include <cupti_target.h>
 
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "course/activity.h"
 #include "course/fatbin.h"
@@ -164,9 +166,7 @@ const std::map<std::string, std::map<unsigned, std::string>>& own_sass(int arch)
   return functions;
 }
 
-}  // namespace
-
-bool start_counting_instructions(std::string* why_not) {
+bool start_counting_once(std::string* why_not) {
   auto& state = counting();
   std::lock_guard<std::mutex> lock(state.mutex);
   int device = 0;
@@ -223,6 +223,18 @@ bool start_counting_instructions(std::string* why_not) {
   }
   state.enabled = true;
   return true;
+}
+
+}  // namespace
+
+// Another process counting on the same GPU may hold its counters for a moment (ctest runs test
+// processes side by side): a refusal is tried again for a few seconds before it is reported.
+bool start_counting_instructions(std::string* why_not) {
+  for (int attempt = 0;; ++attempt) {
+    if (start_counting_once(why_not)) return true;
+    if (attempt == 19 || !counting().profiler_ready) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
 }
 
 ExecutedInstructions stop_counting_instructions() {
