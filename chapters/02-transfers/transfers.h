@@ -52,8 +52,9 @@ void process_sequential(const float* host_in, float* host_out, float* device_in,
 /// chunks spread round-robin over the `stream_count` streams the caller owns, so that the
 /// upload of one chunk, the kernel of another and the download of a third run at the same
 /// time. n need not divide evenly. Enqueues only: the caller synchronises every stream.
-/// Rules, checked from what runs (ProcessStagedTechnique): per chunk one upload from pinned
-/// memory, one light_kernel and one download to pinned memory, all on streams[c % stream_count];
-/// every given stream gets work.
+/// Rules, checked from what runs (ProcessStagedTechnique, and a call of ProcessStagedPerf drawn
+/// at random, at its size): per chunk one upload from pinned memory, one light_kernel and one
+/// download to pinned memory, all asynchronous and on streams[c % stream_count]; every given
+/// stream gets work.
 void process_staged(const float* host_in, float* host_out, float* device_in, float* device_out, size_t n,
                     const cudaStream_t* streams, int stream_count, int chunk_count);

@@ -266,6 +266,43 @@ TEST(ProcessStagedDeviceWide, RepeatedRunsLeakNoDeviceMemory) {
       << " MiB of device memory: release everything you allocate.";
 }
 
+// The contract's rules for a call given `streams`, from what ran: one upload from pinned memory,
+// one kernel and one download to pinned memory per chunk, every copy an asynchronous one and
+// every copy and launch on one of the given streams (read from the runtime calls' arguments),
+// spread over all of them. The technique test holds its call to them, and so does the perf
+// test's call drawn at random (FreshCalls::rules), at its size.
+::testing::AssertionResult staged_rules(const course::Activity& ran, const std::vector<cudaStream_t>& streams,
+                                        int chunk_count) {
+  const auto broken = [&](const std::string& rule) {
+    return ::testing::AssertionFailure() << "process_staged " << rule << "\nWhat it enqueued: " << ran.summary() << "\n"
+                                         << ran.calls_summary();
+  };
+  int uploads = 0, downloads = 0;
+  for (const auto& c : ran.copies) {
+    if (c.kind == "HtoD" && c.source == "pinned") ++uploads;
+    else if (c.kind == "DtoH" && c.destination == "pinned") ++downloads;
+    else return broken("made a " + c.kind + " copy from " + c.source + " to " + c.destination + " memory: only uploads from and downloads to the pinned buffers belong here.");
+  }
+  if (uploads != chunk_count || downloads != chunk_count || ran.kernels.size() != size_t(chunk_count))
+    return broken("made " + std::to_string(uploads) + " upload(s), " + std::to_string(ran.kernels.size()) + " kernel(s) and " +
+                  std::to_string(downloads) + " download(s) for " + std::to_string(chunk_count) +
+                  " chunks: one of each per chunk (TODO(1), TODO(2)).");
+  std::set<const void*> used;
+  for (const auto& call : ran.calls) {
+    const bool copy = call.name.rfind("cudaMemcpy", 0) == 0;
+    if (!copy && call.name != "cudaLaunchKernel") continue;
+    if (copy && call.name != "cudaMemcpyAsync")
+      return broken("called " + call.name + ": a copy that blocks the host, or one on no stream, serialises the chunks; use cudaMemcpyAsync on the chunk's stream.");
+    if (std::find(streams.begin(), streams.end(), static_cast<cudaStream_t>(const_cast<void*>(call.stream))) == streams.end())
+      return broken("enqueued a " + std::string(copy ? "copy" : "kernel") + " on a stream it was not given: use streams[c % stream_count].");
+    used.insert(call.stream);
+  }
+  if (used.size() != streams.size())
+    return broken("used " + std::to_string(used.size()) + " of the " + std::to_string(streams.size()) +
+                  " streams it was given: the chunks should go round all of them, so that they overlap.");
+  return ::testing::AssertionSuccess();
+}
+
 // The contract's rules, from what ran: every chunk is uploaded, computed and downloaded with
 // asynchronous copies from and to pinned memory, on the given streams, spread over all of them.
 TEST(ProcessStagedTechnique, ChunksGoRoundTheGivenStreams) {
@@ -312,6 +349,7 @@ TEST(ProcessStagedTechnique, ChunksGoRoundTheGivenStreams) {
                                  << ran.summary();
   EXPECT_EQ(used.size(), size_t(stream_count)) << "the chunks should go round all " << stream_count
                                                << " streams, so that they overlap.\n" << ran.summary();
+  EXPECT_TRUE(staged_rules(ran, streams.streams, chunk_count));
 }
 
 // 2^26 floats (256 MiB) each way. Required: staged time <= 0.8 x sequential, i.e. >= 1.25x
@@ -362,6 +400,7 @@ TEST(ProcessStagedPerf, AtMost0_8xSequentialTime) {
     for (size_t p : places) expected.push_back(2.0f * fresh[p] + 1.0f);
     return course::same_at_places(places, expected, course::values_at(host_out.data(), places), {0, 0}, "host_out");
   };
+  calls.rules = [&](const course::Activity& ran) { return staged_rules(ran, streams.streams, kPerfChunks); };
   const auto mine = course::time_on_host(staged, calls);
   const double gigabytes = 2.0 * n * sizeof(float) / 1e9;  // up and down the link
   std::printf("[  INFO    ] process_sequential %.2f ms, process_staged (%d streams, %d chunks) %.2f ms = %.2f of it\n",

@@ -189,6 +189,49 @@ TEST_P(RunTasks, CombinesEveryTask) {
 INSTANTIATE_TEST_SUITE_P(Counts, RunTasks, ::testing::Values(1, 3, 8, 32),
                          [](const auto& info) { return "Tasks" + std::to_string(info.param); });
 
+// The contract's rules for run_tasks, from the runtime calls of a call given `streams` (their
+// arguments name the streams): `count` task kernels and one combine, every launch on a given
+// stream, the tasks over all of them, the combine on streams[0], no copies. The technique test
+// holds its call to them, and the perf test's call drawn at random (FreshCalls::rules) too.
+::testing::AssertionResult run_tasks_spread_rules(const course::Activity& ran, const cudaStream_t* streams, int count) {
+  const auto broken = [&](const std::string& rule) {
+    return ::testing::AssertionFailure() << "run_tasks " << rule << "\n" << ran.calls_summary();
+  };
+  if (const auto copies = course::enqueues_no_copies(ran, "run_tasks"); !copies) return copies;
+  const std::vector<cudaStream_t> given(streams, streams + kStreams);
+  std::set<const void*> task_streams;
+  int tasks = 0, combines = 0;
+  for (const auto& call : ran.calls_named("cudaLaunchKernel")) {
+    const auto stream = static_cast<cudaStream_t>(const_cast<void*>(call.stream));
+    if (std::find(given.begin(), given.end(), stream) == given.end())
+      return broken("launched " + call.kernel + " on a stream it was not given (TODO(3)).");
+    if (call.kernel.find("task_kernel") != std::string::npos) {
+      ++tasks;
+      task_streams.insert(call.stream);
+    } else if (call.kernel.find("combine_kernel") != std::string::npos) {
+      ++combines;
+      if (stream != streams[0]) return broken("ran the combine on another stream than streams[0] (TODO(5)).");
+    }
+  }
+  if (tasks != count || combines != 1)
+    return broken("launched " + std::to_string(tasks) + " task kernel(s) for " + std::to_string(count) +
+                  " tasks and the combine " + std::to_string(combines) + " time(s) (TODO(3), TODO(5)).");
+  if (task_streams.size() < static_cast<size_t>(std::min(count, kStreams)))
+    return broken("ran its " + std::to_string(count) + " tasks on " + std::to_string(task_streams.size()) +
+                  " of the " + std::to_string(kStreams) + " streams: tasks on one stream run one after the other (TODO(3)).");
+  return ::testing::AssertionSuccess();
+}
+
+// ... and the join: on the GPU, with events, never a wait on the host.
+::testing::AssertionResult run_tasks_join_rules(const course::Activity& ran) {
+  for (const char* wait : {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize"})
+    if (!ran.calls_named(wait).empty())
+      return ::testing::AssertionFailure() << "run_tasks called " << wait << ": it waited on the host. Join the "
+                                           << "streams on the GPU: record an event on each and make streams[0] wait "
+                                           << "for it (TODO(4)).\n" << ran.calls_summary();
+  return ::testing::AssertionSuccess();
+}
+
 TEST(RunTasksTechnique, SpreadsTheTasksOverTheStreams) {
   COURSE_REQUIRE_ACTIVITY();
   const int count = 32;
@@ -218,6 +261,7 @@ TEST(RunTasksTechnique, SpreadsTheTasksOverTheStreams) {
   EXPECT_GE(task_streams.size(), static_cast<std::size_t>(kStreams))
       << "the " << count << " tasks ran on " << task_streams.size() << " stream(s) of the " << kStreams
       << " given: tasks on one stream run one after the other (TODO(3))";
+  EXPECT_TRUE(run_tasks_spread_rules(ran, se.streams, count));
 }
 
 // Rule: the streams are joined on the GPU, with events; run_tasks only enqueues. One of the
@@ -275,6 +319,9 @@ TEST(RunTasksPerf, AtLeast4xSerial) {
     CUDA_CHECK_LAUNCH("run_tasks_serial");
     const std::vector<float> wanted = reference.download();
     return course::all_close(std::vector<double>(wanted.begin(), wanted.end()), result.download(), kTaskTolerance);
+  };
+  calls.rules = [&](const course::Activity& ran) {
+    return course::all_rules({run_tasks_spread_rules(ran, se.streams, count), run_tasks_join_rules(ran)});
   };
   const auto concurrent = course::time_on_host(
       [&] { run_tasks(count, partials.data(), result.data(), se.streams, kStreams, se.events); }, calls, 1, 5);

@@ -269,6 +269,13 @@ void CUPTIAPI runtime_callback(void*, CUpti_CallbackDomain domain, CUpti_Callbac
       call.has_stream = true, call.stream = a->stream, call.value = static_cast<double>(a->size);
       break;
     }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000: {
+      const auto* a = static_cast<const cudaMemcpyAsync_v3020_params*>(p);  // the _ptsz one is laid out alike
+      call.object = a->dst, call.other = a->src, call.has_stream = true, call.stream = a->stream;
+      call.value = static_cast<double>(a->count), call.kind = static_cast<int>(a->kind);
+      break;
+    }
     case CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020:
     case CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_ptsz_v11020: {
       const auto* a = static_cast<const cudaFreeAsync_v11020_params*>(p);

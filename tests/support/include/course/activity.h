@@ -55,13 +55,14 @@ struct RuntimeCall {
   const void* stream = nullptr;  ///< that stream (nullptr: the legacy default stream)
   /// What the call is about: the event (recorded, created, destroyed, synchronised, the start
   /// of cudaEventElapsedTime), the stream (created, destroyed), the pointer (cudaMallocAsync,
-  /// cudaFreeAsync, a window's base), the kernel function (launches, occupancy queries).
+  /// cudaFreeAsync, a window's base, cudaMemcpyAsync's destination), the kernel function
+  /// (launches, occupancy queries).
   const void* object = nullptr;
-  const void* other = nullptr;   ///< the second event (cudaEventElapsedTime's end, cudaStreamWaitEvent's)
-  /// A number: cudaEventElapsedTime's milliseconds, cudaMallocAsync's bytes, cudaDeviceSetLimit's
+  const void* other = nullptr;   ///< the second event (cudaEventElapsedTime's end, cudaStreamWaitEvent's), cudaMemcpyAsync's source
+  /// A number: cudaEventElapsedTime's milliseconds, cudaMallocAsync's and cudaMemcpyAsync's bytes, cudaDeviceSetLimit's
   /// value, a window's bytes, an occupancy query's or a launch's dynamic shared memory.
   double value = 0;
-  int kind = 0;                  ///< the limit or attribute set; an occupancy query's block size
+  int kind = 0;                  ///< the limit or attribute set; an occupancy query's block size; a copy's cudaMemcpyKind
   std::string kernel;            ///< a launch's kernel, demangled
   /// A launch's leading pointer arguments, for the kernels named in the recording's
   /// LaunchArguments (the others' arguments are not read: their types are unknown).
