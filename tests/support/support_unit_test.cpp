@@ -370,6 +370,21 @@ TEST(RuntimeCalls, RecordLaunchesEventsAndTheirArguments) {
   EXPECT_EQ(ran.calls_named("cudaEventCreate").size(), 2u);
 }
 
+// Which SASS a GPU runs from a build: the technique tests read that code, and the counted ones
+// name what ran from it. The fallback build {75, 80, 90} on every GPU the README names.
+TEST(Fatbin, SassThatAGpuRuns) {
+  const std::set<int> fallback = {75, 80, 90};
+  EXPECT_EQ(course::sass_run_on(75, fallback), 75);
+  EXPECT_EQ(course::sass_run_on(80, fallback), 80);
+  EXPECT_EQ(course::sass_run_on(86, fallback), 80);  // an RTX 30 series runs the sm_80 code
+  EXPECT_EQ(course::sass_run_on(89, fallback), 80);  // an RTX 40 series, an L4
+  EXPECT_EQ(course::sass_run_on(90, fallback), 90);
+  EXPECT_EQ(course::sass_run_on(100, fallback), 0);  // Blackwell: the PTX for 9.0, compiled at load time
+  EXPECT_EQ(course::sass_run_on(70, fallback), 0);
+  EXPECT_EQ(course::sass_run_on(86, {80, 86}), 86);  // a native build runs its own code
+  EXPECT_EQ(course::sass_run_on(89, {90}), 0);
+}
+
 TEST(ExecutedInstructions, NamesOpcodesWidthsAndOffsets) {
   EXPECT_EQ(course::opcode_of("@!P0 LDGSTS.E.BYPASS.LTC128B.128 [R9], desc[UR4][R2.64]"), "LDGSTS");
   EXPECT_EQ(course::access_bytes("@!P0 LDGSTS.E.BYPASS.LTC128B.128 [R9], desc[UR4][R2.64]"), 16);

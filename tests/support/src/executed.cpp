@@ -285,12 +285,15 @@ ExecutedInstructions stop_counting_instructions() {
 
   cudaDeviceProp properties_of_gpu{};
   cudaGetDeviceProperties(&properties_of_gpu, static_cast<int>(state.device));
-  const int arch = 10 * properties_of_gpu.major + properties_of_gpu.minor;
+  const int cc = 10 * properties_of_gpu.major + properties_of_gpu.minor;
   const std::map<std::string, std::map<unsigned, std::string>>* sass = nullptr;
   try {
-    if (!inspect_binary(own_executable(), configured_cuobjdump()).sass.count(arch)) {
-      executed.why_not = "this program carries no SASS for sm_" + std::to_string(arch) +
-                         " (its kernels ran from PTX compiled at load time), so what ran cannot be named";
+    // The SASS this GPU ran: its own, or an older one of its major version.
+    const int arch = sass_run_on(cc, inspect_binary(own_executable(), configured_cuobjdump()).sass);
+    if (arch == 0) {
+      executed.why_not = "this program carries no SASS that a compute capability " + std::to_string(cc / 10) + "." +
+                         std::to_string(cc % 10) + " GPU runs (its kernels ran from PTX compiled at load time), so "
+                         "what ran cannot be named";
       return executed;
     }
     sass = &own_sass(arch);

@@ -82,6 +82,13 @@ EmbeddedCode inspect_binary(const std::string& path, const std::string& cuobjdum
   return parse_fatbinaries(bytes);
 }
 
+int sass_run_on(int cc, const std::set<int>& sass) {
+  int best = 0;
+  for (int arch : sass)
+    if (arch / 10 == cc / 10 && arch <= cc) best = arch;
+  return best;
+}
+
 std::set<int> parse_arch_list(const std::string& text) {
   std::set<int> values;
   std::istringstream in(text);

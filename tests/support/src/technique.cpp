@@ -116,9 +116,11 @@ int sass_arch_to_check(int minimum) {
   if (!gpu_unavailable_reason()) {
     const auto& d = current_device();
     const int cc = 10 * d.compute_major + d.compute_minor;
-    // This GPU's own machine code, where it can have the feature at all; below `minimum` the
-    // code it runs has none, and the newest SASS of the build is read instead.
-    if (cc >= minimum && code.sass.count(cc)) return cc;
+    // The machine code this GPU runs (its own, or an older one of its major version: an 8.6 GPU
+    // runs sm_80 code), where that code can have the feature at all; below `minimum`, or when
+    // the GPU compiles PTX at load time, the newest SASS of the build is read instead.
+    const int runs = sass_run_on(cc, code.sass);
+    if (runs >= minimum) return runs;
   }
   for (auto it = code.sass.rbegin(); it != code.sass.rend(); ++it)
     if (*it >= minimum) return *it;

@@ -29,6 +29,12 @@ EmbeddedCode parse_cuobjdump_listing(const std::string& listing);
 /// by reading its fatbinary headers. Throws std::runtime_error if the file cannot be read.
 EmbeddedCode inspect_binary(const std::string& path, const std::string& cuobjdump);
 
+/// The SASS a GPU of compute capability `cc` (10 * major + minor) runs from a binary carrying
+/// SASS for `sass`: the newest of the same major version that is not newer than the GPU (an
+/// 8.6 GPU runs sm_80 code from a build for {75, 80, 90}); 0 when there is none, and the driver
+/// compiles the PTX at load time instead.
+int sass_run_on(int cc, const std::set<int>& sass);
+
 /// Parses a __CUDA_ARCH_LIST__ text such as "800,900" into {800, 900}.
 std::set<int> parse_arch_list(const std::string& text);
 
