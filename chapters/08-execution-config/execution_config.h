@@ -15,7 +15,7 @@
 ///   on streams[0], no copies (the caller waits for streams[0] only)
 ///   (RunTasksTechnique.SpreadsTheTasksOverTheStreams); the streams joined on the GPU with
 ///   events, never by waiting on the host (RunTasksTechnique.JoinsWithEventsNotOnTheHost); a
-///   call of RunTasksPerf drawn at random is held to both.
+///   call of RunTasksPerf drawn at random is held to both (RunTasksPerf).
 /// - `process_batches_async`: the given kernels on the given stream, each batch's scratch
 ///   memory from cudaMallocAsync and given back with cudaFreeAsync (the device's default pool
 ///   is watched) (ProcessBatchesAsyncTechnique.ScratchFromTheStreamOrderedPool), after the last
