@@ -25,7 +25,7 @@ struct ExecutedInstruction {
 /// Counting::instructions), or why they could not be counted.
 struct ExecutedInstructions {
   bool counted = false;  ///< false: `why_not` says why (no GPU support, another tool holds CUPTI, ...)
-  std::string why_not;
+  std::string why_not;   ///< why nothing was counted, when `counted` is false
   std::vector<ExecutedInstruction> instructions;  ///< only those that ran at least once
 
   /// Thread-level executions of instructions whose opcode is `opcode` (the first word, any

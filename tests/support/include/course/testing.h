@@ -35,18 +35,18 @@
 
 /// For technique tests that record activity: needs a GPU, and skips under compute-sanitizer,
 /// which holds CUPTI itself.
-// Skips a test whose rule is about the instructions that ran when the recording `activity`
-// could not count them (executed.h: GPUs older than 7.5, a driver that refuses, another tool).
-#define COURSE_REQUIRE_COUNTED(activity)                                                        \
-  do {                                                                                          \
-    if (!(activity).executed.counted)                                                           \
-      GTEST_SKIP() << "the machine instructions that ran could not be counted here: "           \
-                   << (activity).executed.why_not;                                              \
-  } while (0)
-
 #define COURSE_REQUIRE_ACTIVITY()                                                               \
   do {                                                                                          \
     COURSE_REQUIRE_GPU();                                                                       \
     if (!::course::settings().sanitizer.empty())                                                \
       GTEST_SKIP() << "activity is not recorded under compute-sanitizer (COURSE_SANITIZER)";    \
+  } while (0)
+
+/// Skips a test whose rule is about the instructions that ran when the recording `activity`
+/// could not count them (executed.h: GPUs older than 7.5, a driver that refuses, another tool).
+#define COURSE_REQUIRE_COUNTED(activity)                                                        \
+  do {                                                                                          \
+    if (!(activity).executed.counted)                                                           \
+      GTEST_SKIP() << "the machine instructions that ran could not be counted here: "           \
+                   << (activity).executed.why_not;                                              \
   } while (0)
