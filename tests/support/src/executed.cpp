@@ -10,7 +10,6 @@
 #include <chrono>
 #include <cstdint>
 #include <mutex>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -54,36 +53,29 @@ int access_bytes(const std::string& instruction) {
   return bytes;
 }
 
-std::map<unsigned, std::string> instructions_by_offset(const std::string& sass_text) {
-  std::map<unsigned, std::string> found;
-  const std::regex line(R"(^\s*/\*([0-9a-fA-F]+)\*/\s+(.*?)\s*;)");
-  std::istringstream lines(sass_text);
-  std::string text;
-  std::smatch match;
-  while (std::getline(lines, text))
-    if (std::regex_search(text, match, line)) found[static_cast<unsigned>(std::stoul(match[1], nullptr, 16))] = match[2];
-  return found;
-}
-
-long long ExecutedInstructions::threads(const std::string& opcode, const std::string& kernel) const {
+namespace {
+// Sums `of(instruction)` over the instructions with `opcode`, in `kernel` or all kernels ("").
+template <class Of>
+long long sum_over(const std::vector<ExecutedInstruction>& instructions, const std::string& opcode,
+                   const std::string& kernel, Of of) {
   long long total = 0;
   for (const auto& i : instructions)
-    if ((kernel.empty() || i.kernel == kernel) && opcode_of(i.text) == opcode) total += i.threads;
+    if ((kernel.empty() || i.kernel == kernel) && opcode_of(i.text) == opcode) total += of(i);
   return total;
+}
+}  // namespace
+
+long long ExecutedInstructions::threads(const std::string& opcode, const std::string& kernel) const {
+  return sum_over(instructions, opcode, kernel, [](const ExecutedInstruction& i) { return i.threads; });
 }
 
 long long ExecutedInstructions::warps(const std::string& opcode, const std::string& kernel) const {
-  long long total = 0;
-  for (const auto& i : instructions)
-    if ((kernel.empty() || i.kernel == kernel) && opcode_of(i.text) == opcode) total += i.warps;
-  return total;
+  return sum_over(instructions, opcode, kernel, [](const ExecutedInstruction& i) { return i.warps; });
 }
 
 long long ExecutedInstructions::bytes(const std::string& opcode, const std::string& kernel) const {
-  long long total = 0;
-  for (const auto& i : instructions)
-    if ((kernel.empty() || i.kernel == kernel) && opcode_of(i.text) == opcode) total += i.threads * access_bytes(i.text);
-  return total;
+  return sum_over(instructions, opcode, kernel,
+                  [](const ExecutedInstruction& i) { return i.threads * access_bytes(i.text); });
 }
 
 std::string ExecutedInstructions::summary(const std::vector<std::string>& opcodes) const {
@@ -115,7 +107,7 @@ std::string cupti_error(CUptiResult result, const char* what) {
   return std::string("CUPTI's ") + what + " failed: " + (text ? text : "unknown error");
 }
 
-struct Counting {
+struct CounterState {
   std::mutex mutex;
   bool profiler_ready = false;
   std::string chip;
@@ -126,8 +118,8 @@ struct Counting {
   CUcontext context = nullptr;
 };
 
-Counting& counting() {
-  static Counting state;
+CounterState& counting() {
+  static CounterState state;
   return state;
 }
 
@@ -152,18 +144,6 @@ bool metric_id(const std::string& chip, const char* name, std::uint64_t* id) {
   if (cuptiSassMetricsGetProperties(&properties) != CUPTI_SUCCESS) return false;
   *id = properties.metric.metricId;
   return true;
-}
-
-// The instructions of this program's SASS for the GPU's architecture, per mangled kernel name,
-// read once.
-const std::map<std::string, std::map<unsigned, std::string>>& own_sass(int arch) {
-  static std::map<int, std::map<std::string, std::map<unsigned, std::string>>> cache;
-  auto found = cache.find(arch);
-  if (found != cache.end()) return found->second;
-  auto& functions = cache[arch];
-  for (const auto& f : binary_sass(own_executable(), configured_cuobjdump(), arch))
-    functions[f.name] = instructions_by_offset(f.text);
-  return functions;
 }
 
 bool start_counting_once(std::string* why_not) {

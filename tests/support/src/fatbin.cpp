@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 #include <regex>
 #include <sstream>
 #include <stdexcept>
@@ -137,6 +138,29 @@ std::vector<FunctionSass> binary_sass(const std::string& path, const std::string
   while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) listing.append(buffer, got);
   if (pclose(pipe) != 0) throw std::runtime_error(command + " failed: " + listing.substr(0, 500));
   return parse_cuobjdump_sass(listing);
+}
+
+std::map<unsigned, std::string> instructions_by_offset(const std::string& sass_text) {
+  std::map<unsigned, std::string> found;
+  const std::regex line(R"(^\s*/\*([0-9a-fA-F]+)\*/\s+(.*?)\s*;)");
+  std::istringstream lines(sass_text);
+  std::string text;
+  std::smatch match;
+  while (std::getline(lines, text))
+    if (std::regex_search(text, match, line)) found[static_cast<unsigned>(std::stoul(match[1], nullptr, 16))] = match[2];
+  return found;
+}
+
+const std::map<std::string, std::map<unsigned, std::string>>& own_sass(int arch) {
+  static std::mutex mutex;
+  static std::map<int, std::map<std::string, std::map<unsigned, std::string>>> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = cache.find(arch);
+  if (found != cache.end()) return found->second;
+  std::map<std::string, std::map<unsigned, std::string>> functions;  // cached only once read whole
+  for (const auto& f : binary_sass(own_executable(), configured_cuobjdump(), arch))
+    functions[f.name] = instructions_by_offset(f.text);
+  return cache.emplace(arch, std::move(functions)).first->second;
 }
 
 std::string own_executable() {

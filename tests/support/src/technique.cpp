@@ -1,6 +1,5 @@
 #include "course/technique.h"
 
-#include <regex>
 #include <sstream>
 
 #include "course/fatbin.h"
@@ -133,19 +132,14 @@ int sass_arch_to_check(int minimum) {
   if (arch == 0)
     return ::testing::AssertionFailure() << "this program carries no SASS for compute capability " << minimum / 10 << "."
                                          << minimum % 10 << " or newer, so " << kernel << " cannot be checked";
-  const auto functions = binary_sass(own_executable(), configured_cuobjdump(), arch);
   bool found = false;
-  // An instruction: optional predicate, then the opcode (e.g. "@P0 LDGSTS.E.BYPASS.128").
-  const std::regex instruction("^\\s*/\\*[0-9a-f]+\\*/\\s+(@!?U?P[T0-9]+\\s+)?" + opcode + "[.\\s;]");
-  for (const auto& f : functions) {
+  for (const auto& [name, instructions] : own_sass(arch)) {
     // The kernel itself, by its exact name: not any function whose name contains it.
-    const std::string readable = demangle(f.name);
-    if (readable.substr(0, readable.find('(')) != kernel && f.name != kernel) continue;
+    const std::string readable = demangle(name);
+    if (readable.substr(0, readable.find('(')) != kernel && name != kernel) continue;
     found = true;
-    std::istringstream lines(f.text);
-    std::string line;
-    while (std::getline(lines, line))
-      if (std::regex_search(line, instruction)) return ::testing::AssertionSuccess();
+    for (const auto& [offset, text] : instructions)
+      if (opcode_of(text) == opcode) return ::testing::AssertionSuccess();
   }
   if (!found)
     return ::testing::AssertionFailure() << "no kernel named " << kernel << " in this program's SASS for sm_" << arch;

@@ -6,7 +6,6 @@
 /// each instruction named from this program's SASS (cuobjdump) by its offset.
 #pragma once
 
-#include <map>
 #include <string>
 #include <vector>
 
@@ -48,10 +47,6 @@ std::string opcode_of(const std::string& instruction);
 /// (.128: 16, .64: 8, .U16/.S16: 2, .U8/.S8: 1, none: 4); 0 for an instruction that is not a
 /// per-thread load or store (LD*, ST*, LDGSTS, ATOM*, RED*).
 int access_bytes(const std::string& instruction);
-
-/// Instructions of cuobjdump -sass text by offset: "/*0c80*/  @P0 LDS.128 R4, [R2] ;" ->
-/// {0xc80, "@P0 LDS.128 R4, [R2]"}.
-std::map<unsigned, std::string> instructions_by_offset(const std::string& sass_text);
 
 namespace detail {
 /// Starts counting (activity.cpp calls it with the device idle); false with `why_not` set when

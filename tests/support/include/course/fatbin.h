@@ -3,6 +3,7 @@
 /// cuobjdump where it exists and from the fatbinary headers of the file otherwise.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -50,6 +51,14 @@ std::vector<FunctionSass> parse_cuobjdump_sass(const std::string& listing);
 /// The SASS for sm_<arch> of the binary at `path`, read with the cuobjdump at `cuobjdump`.
 /// Throws std::runtime_error when cuobjdump is missing or fails.
 std::vector<FunctionSass> binary_sass(const std::string& path, const std::string& cuobjdump, int arch);
+
+/// Instructions of cuobjdump -sass text by offset: "/*0c80*/  @P0 LDS.128 R4, [R2] ;" ->
+/// {0xc80, "@P0 LDS.128 R4, [R2]"}.
+std::map<unsigned, std::string> instructions_by_offset(const std::string& sass_text);
+
+/// This program's SASS for sm_<arch>: each function's (mangled name's) instructions by offset,
+/// read with the configured cuobjdump once per architecture. Throws as binary_sass does.
+const std::map<std::string, std::map<unsigned, std::string>>& own_sass(int arch);
 
 /// The path of the running executable (/proc/self/exe).
 std::string own_executable();
