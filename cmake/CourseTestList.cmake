@@ -20,8 +20,9 @@
 #
 # Classification, from the GoogleTest suite name:
 #   *Perf*        label perf (else correctness); runs alone (RUN_SERIAL): it times the GPU
-#   *DeviceWide*, *Timer*  run alone: they measure something of the whole device (free
-#                 memory) or time work against a clock (chapter 01's timers)
+#   *DeviceWide*, *Timer*, *Counted*  run alone: they measure something of the whole device
+#                 (free memory), time work against a clock (chapter 01's timers) or count the
+#                 instructions that ran (CUPTI's profiler, which one process at a time may hold)
 #   *Stretch*     label stretch: optional for students
 #   *MultiGpu*, *PeerAccess*   label multi-gpu: needs (or may use) every GPU of the machine;
 #                 tools/grade-submission runs these apart when it pins a grading to one GPU
@@ -183,7 +184,7 @@ foreach(_course_line IN LISTS _course_lines)
     list(APPEND _course_labels correctness)
     math(EXPR _course_timeout "${COURSE_TL_CORRECTNESS_TIMEOUT} * ${_course_timeout_factor}")
   endif()
-  if(_course_suite MATCHES "DeviceWide|Timer")
+  if(_course_suite MATCHES "DeviceWide|Timer|Counted")
     set(_course_serial TRUE)
   endif()
   if(_course_suite MATCHES "Stretch")

@@ -13,12 +13,18 @@ pass (a fixture with no expect-fail line must pass everything). A test skipped h
 leaves its expectation unchecked, and says so.
 
 Usage: tools/check-fixtures.py [--build DIR] [--junit FILE] [--report FILE.md] [--chapters A,B]
+                               [--fixtures NAME,CHAPTER/NAME] [--seeds N]
   --chapters: only the fixtures of these chapter folders (e.g. 04-coalescing,10-l2-persistence).
+  --fixtures: only these fixtures (a name, or chapter/name where names repeat).
+  --seeds N:  run the tests N times, each with a fresh seed (COURSE_SEED, printed): a fixture
+              keeps its verdict only if it has it on every seed.
   Configures nothing: run `cmake --preset default -DCOURSE_FIXTURES=ON` and build first.
   Without --junit it runs `ctest -L fixture` itself (perf tests stay RUN_SERIAL).
 """
 import argparse
+import os
 import pathlib
+import random
 import re
 import subprocess
 import sys
@@ -70,25 +76,9 @@ def first_problem_line(output):
     return ""
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--build", default=str(TOP / "build"))
-    parser.add_argument("--junit")
-    parser.add_argument("--report")
-    parser.add_argument("--chapters", help="comma-separated chapter folders (default: all)")
-    args = parser.parse_args()
-    chapters = set(args.chapters.split(",")) if args.chapters else None
-    junit = args.junit
-    if not junit:
-        junit = str(pathlib.Path(args.build).resolve() / "fixtures-report.xml")  # ctest reads it relative to the build
-        R.clear_reports(R.report_dir(args.build))
-        select = ["-R", r"^fixture\.[^.]+\.(" + "|".join(map(re.escape, sorted(chapters))) + r")\."] if chapters else []
-        subprocess.run(["ctest", "--test-dir", args.build, "-L", "^fixture$", *select, "-j", "4", "--output-junit", junit],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    fixtures = {key: f for key, f in read_fixtures().items() if chapters is None or key[1] in chapters}
-    results = read_results(junit, R.report_dir(args.build))
-
-    rows, mismatches, unchecked = [], 0, 0
+def verdicts(fixtures, results):
+    """[(fixture, class, expected, got, verdict, message, problems)] for each fixture."""
+    rows = []
     for (name, chapter), fixture in fixtures.items():
         prefix = f"fixture.{name}.{chapter}."
         mine = {test[len(prefix):]: result for test, result in results.items() if test.startswith(prefix)}
@@ -118,15 +108,75 @@ def main():
         expected = "pass" if not fixture["expect"] else f"fail {len(fixture['expect'])} rule(s)"
         if problems:
             verdict = "MISMATCH"
-            mismatches += 1
         elif skipped_expectations:
             verdict = f"ok ({skipped_expectations} expectation(s) unchecked: skipped here)"
-            unchecked += 1
         else:
             verdict = "ok"
         outcome = "passed all" if not got else f"failed {len(got)}: " + ", ".join(got[:3]) + (" ..." if len(got) > 3 else "")
         rows.append((f"{chapter}/{name}", fixture["class"], expected, outcome, verdict,
                      messages[0] if messages else "", problems))
+    return rows
+
+
+def run_ctest(build, fixtures, junit, seed=None):
+    """Runs the selected fixtures' tests (all four jobs at a time; perf tests stay RUN_SERIAL)."""
+    R.clear_reports(R.report_dir(build))
+    names = sorted({re.escape(name) + r"\." + re.escape(chapter) for name, chapter in fixtures})
+    select = ["-R", r"^fixture\.(" + "|".join(names) + r")\."]
+    env = dict(os.environ)
+    if seed is not None:
+        env["COURSE_SEED"] = str(seed)
+    subprocess.run(["ctest", "--test-dir", build, "-L", "^fixture$", *select, "-j", "4", "--output-junit", junit],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", default=str(TOP / "build"))
+    parser.add_argument("--junit")
+    parser.add_argument("--report")
+    parser.add_argument("--chapters", help="comma-separated chapter folders (default: all)")
+    parser.add_argument("--fixtures", help="comma-separated fixture names, or chapter/name (default: all)")
+    parser.add_argument("--seeds", type=int, default=1, help="runs, each with a fresh seed (default 1: the tests' own)")
+    args = parser.parse_args()
+    chapters = set(args.chapters.split(",")) if args.chapters else None
+    wanted = set(args.fixtures.split(",")) if args.fixtures else None
+    fixtures = {key: f for key, f in read_fixtures().items()
+                if (chapters is None or key[1] in chapters)
+                and (wanted is None or key[0] in wanted or f"{key[1]}/{key[0]}" in wanted)}
+    if wanted is not None:
+        unknown = wanted - {n for n, _ in fixtures} - {f"{c}/{n}" for n, c in fixtures}
+        if unknown:
+            print(f"check-fixtures: no fixture named {', '.join(sorted(unknown))}", file=sys.stderr)
+            return 2
+    if args.junit and args.seeds != 1:
+        print("check-fixtures: --seeds runs the tests, so it does not take --junit", file=sys.stderr)
+        return 2
+    build = str(pathlib.Path(args.build).resolve())
+
+    runs = []  # (seed or None, rows)
+    for run in range(args.seeds):
+        seed = random.SystemRandom().randrange(1, 2**31) if args.seeds > 1 else None
+        junit = args.junit
+        if not junit:
+            junit = str(pathlib.Path(build) / "fixtures-report.xml")
+            run_ctest(build, fixtures, junit, seed)
+        rows = verdicts(fixtures, read_results(junit, R.report_dir(build)))
+        if args.seeds > 1:
+            bad = sum(1 for row in rows if row[4] == "MISMATCH")
+            print(f"check-fixtures: seed {seed} (run {run + 1}/{args.seeds}): {bad} of {len(rows)} mismatched")
+        runs.append((seed, rows))
+
+    # A fixture's row is its first mismatching run's, else its last run's; problems say the seed.
+    final = {}
+    for seed, rows in runs:
+        for row in rows:
+            if row[0] not in final or (row[4] == "MISMATCH" and final[row[0]][4] != "MISMATCH"):
+                problems = [f"{p} (seed {seed})" for p in row[6]] if seed is not None else row[6]
+                final[row[0]] = (*row[:6], problems)
+    rows = [final[key] for key in sorted(final)]
+    mismatches = sum(1 for row in rows if row[4] == "MISMATCH")
+    unchecked = sum(1 for row in rows if row[4].startswith("ok ("))
 
     lines = ["| fixture | class | expected | got | verdict | message |", "| --- | --- | --- | --- | --- | --- |"]
     for fixture, klass, expected, outcome, verdict, message, _ in rows:
@@ -136,7 +186,8 @@ def main():
     for fixture, *_, problems in rows:
         for problem in problems:
             print(f"MISMATCH {fixture}: {problem}")
-    print(f"\ncheck-fixtures: {len(rows)} fixtures, {mismatches} mismatched, {unchecked} with expectations "
+    seeds = f" on each of {args.seeds} seeds ({', '.join(str(seed) for seed, _ in runs)})" if args.seeds > 1 else ""
+    print(f"\ncheck-fixtures: {len(rows)} fixtures{seeds}, {mismatches} mismatched, {unchecked} with expectations "
           f"unchecked here (their tests need a GPU)")
     if args.report:
         pathlib.Path(args.report).write_text(report + "\n")

@@ -3,8 +3,8 @@
 
 Every student, solution and fixture test must carry: its role label, its chapter label (the
 second part of its name), exactly one of correctness/perf, a numeric TIMEOUT, RUN_SERIAL when
-it is a perf test or measures something device-wide, and `stretch` exactly when its name says
-Stretch. Every chapter folder must have student tests (and solution tests where solutions/
+it is a perf test, measures something device-wide or counts the instructions that ran, and
+`stretch` exactly when its name says Stretch. Every chapter folder must have student tests (and solution tests where solutions/
 exists). Usage: tools/check-test-properties.py [build-dir]   (default: build)
 """
 import json
@@ -40,8 +40,8 @@ def problems_of(test):
     serial = props.get("RUN_SERIAL") is True
     if "perf" in labels and not serial:
         found.append("a perf test without RUN_SERIAL")
-    if ("DeviceWide" in name or "Timer" in name) and not serial:
-        found.append("a device-wide measurement or a timer test without RUN_SERIAL")
+    if any(word in name for word in ("DeviceWide", "Timer", "Counted")) and not serial:
+        found.append("a device-wide measurement, a timer test or a counted test without RUN_SERIAL")
     if ("Stretch" in name) != ("stretch" in labels):
         found.append("the stretch label does not match the name")
     # A test that uses several GPUs, or picks its own with CUDA_VISIBLE_DEVICES, must say so:

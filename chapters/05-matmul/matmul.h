@@ -25,6 +25,9 @@ void matmul_naive(const float* A, const float* B, float* C, int M, int N, int K,
 /// random, at its size): only kernels of your own (no cuBLAS,
 /// no copies), at least two kMatmulTile^2 float tiles of shared memory per block, everything on
 /// `stream`. Blocks of another shape, or several outputs per thread, are allowed.
+/// Rule, counted while the kernels run (MatmulTiledCountedTechnique): A and B go through the
+/// tiles: the kernels store at least the operands' bytes into shared memory and load at least as
+/// many back, so a tile that is declared but never used does not count.
 void matmul_tiled(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t stream);
 
 /// Given (given/aat_naive.cu): C = A·Aᵀ, one thread per element, C[r][c] = row r of A
@@ -35,7 +38,8 @@ void aat_naive(const float* A, float* C, int M, int K, cudaStream_t stream);
 /// Exercise 2 (aat_tiled.cu): C = A·Aᵀ with coalesced loads of both operands: the tile
 /// of the second operand is read along rows of A and stored transposed in shared memory,
 /// padded by one column so that the transposing store is free of bank conflicts.
-/// Rules (AatTiledTechnique, AatTiledPerf): as for matmul_tiled.
+/// Rules (AatTiledTechnique, AatTiledPerf): as for matmul_tiled; counted, A's bytes go through
+/// the tiles (AatTiledCountedTechnique).
 void aat_tiled(const float* A, float* C, int M, int K, cudaStream_t stream);
 
 /// Exercise 3, stretch (matmul_register_tiled.cu): C = A·B where each thread computes a
@@ -43,6 +47,7 @@ void aat_tiled(const float* A, float* C, int M, int K, cudaStream_t stream);
 /// read from shared memory feeds several multiply-adds. Launch configuration is yours.
 /// Rules (MatmulRegisterTiledStretchTechnique, MatmulRegisterTiledStretchPerf): only kernels of
 /// your own, shared-memory tiles
-/// (at least 4 KiB per block), at least 4 outputs of C per thread, everything on `stream`.
+/// (at least 4 KiB per block), at least 4 outputs of C per thread, everything on `stream`;
+/// counted, A and B go through the tiles (MatmulRegisterTiledStretchCountedTechnique).
 void matmul_register_tiled(const float* A, const float* B, float* C, int M, int N, int K,
                            cudaStream_t stream);

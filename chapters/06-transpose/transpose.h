@@ -31,6 +31,6 @@ void transpose_naive(const float* in, float* out, int rows, int cols, cudaStream
 /// block, everything on `stream`; writes stay inside `out` (the tests put guard zones around
 /// it); and every element goes through that tile: counted while the kernels run, they store at
 /// least the matrix's bytes into shared memory and load as many back
-/// (TransposeTiledTechnique.EveryElementGoesThroughTheSharedTile). The block's shape and the
+/// (TransposeTiledCountedTechnique.EveryElementGoesThroughTheSharedTile). The block's shape and the
 /// elements per thread are yours to choose.
 void transpose_tiled(const float* in, float* out, int rows, int cols, cudaStream_t stream);

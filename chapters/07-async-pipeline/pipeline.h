@@ -35,7 +35,7 @@ __global__ void mirror_tiles_sync_kernel(const float* __restrict__ in, float* __
 /// of MirrorTilesPipelinedPerf drawn at random, at its size): the machine code of every kernel
 /// it runs issues asynchronous global-to-shared copies (LDGSTS), those copies carry every whole
 /// tile, counted while the kernel runs, so a copy in a branch that never runs or a path taken
-/// only at some sizes does not count (MirrorTilesPipelinedTechnique.AsynchronousCopiesCarryEveryTile),
+/// only at some sizes does not count (MirrorTilesPipelinedCountedTechnique.AsynchronousCopiesCarryEveryTile),
 /// it holds at least two tiles in shared memory, and it makes no copies of its own.
 __global__ void mirror_tiles_pipelined_kernel(const float* __restrict__ in, float* __restrict__ out, size_t n);
 
@@ -43,7 +43,7 @@ __global__ void mirror_tiles_pipelined_kernel(const float* __restrict__ in, floa
 /// asynchronous copy per tile (cuda::device::memcpy_async_tx) completing on a shared-memory
 /// cuda::barrier. On older GPUs it is never launched. Rule (MirrorTilesBulkStretchTechnique,
 /// MirrorTilesBulkStretchPerf): its machine code issues bulk copies (UBLKCP), and while it runs
-/// at least one per whole tile (MirrorTilesBulkStretchTechnique.BulkCopiesCarryEveryTile).
+/// at least one per whole tile (MirrorTilesBulkStretchCountedTechnique.BulkCopiesCarryEveryTile).
 __global__ void mirror_tiles_bulk_kernel(const float* __restrict__ in, float* __restrict__ out, size_t n);
 
 /// Given: launches mirror_tiles_sync_kernel, one block per multiprocessor, on `stream`.

@@ -75,13 +75,19 @@ int main(int argc, char** argv) {
       double mnk[3] = {double(n), double(n), double(n)};
       const std::string problem = "C=AB " + std::to_string(n) + "^3";
       std::vector<Row> rows;
-      auto add = [&](const char* name, auto&& f, int reps) {
+      auto add = [&](const std::string& name, auto&& f, int reps) {
         rows.push_back(measure(problem, name, f, C, reference, mnk, n, stream, reps));
       };
       add("naive", [&](cudaStream_t s) { matmul_naive(A.data(), B.data(), C.data(), n, n, n, s); }, 5);
       add("tiled 16x16", [&](cudaStream_t s) { matmul_tiled16(A.data(), B.data(), C.data(), n, n, n, s); }, 10);
       add("tiled 32x32", [&](cudaStream_t s) { matmul_tiled(A.data(), B.data(), C.data(), n, n, n, s); }, 10);
       add("register-tiled 8x8", [&](cudaStream_t s) { matmul_register_tiled(A.data(), B.data(), C.data(), n, n, n, s); }, 20);
+      for (const int tile_k : {8, 16})
+        for (const int min_blocks : {1, 2})
+          add("register-tiled 8x8, K step " + std::to_string(tile_k) + ", " + std::to_string(min_blocks) + " block(s)/SM",
+              [&, tile_k, min_blocks](cudaStream_t s) {
+                matmul_register_tiled_variant(tile_k, min_blocks, A.data(), B.data(), C.data(), n, n, n, s);
+              }, 20);
       add("cuBLAS FP32", [&](cudaStream_t s) { cublas.matmul(A.data(), B.data(), C.data(), n, n, n, s); }, 20);
       print(rows, csv);
     }
@@ -96,7 +102,7 @@ int main(int argc, char** argv) {
       double mnk[3] = {double(M), double(M), double(K)};
       const std::string problem = "C=AAT 8192x" + std::to_string(K);
       std::vector<Row> rows;
-      auto add = [&](const char* name, auto&& f, int reps) {
+      auto add = [&](const std::string& name, auto&& f, int reps) {
         rows.push_back(measure(problem, name, f, C, reference, mnk, K, stream, reps));
       };
       add("naive (strided)", [&](cudaStream_t s) { aat_naive(A.data(), C.data(), M, K, s); }, 5);

@@ -93,12 +93,15 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AatTiled, ::testing::ValuesIn(kAatShapes), aat_
 
 // Records one call of `function` on random operands (A is M x K, B is K x N), after which its
 // result must match the CPU's: a technique is judged only on code that works.
-course::Activity record_gemm(MatmulFunction function, const char* name, int M, int N, int K) {
+// With Counting::instructions, the instructions its kernels executed are counted too.
+course::Activity record_gemm(MatmulFunction function, const char* name, int M, int N, int K,
+                             course::Counting counting = course::Counting::none) {
   const auto a = course::random_floats(static_cast<size_t>(M) * K, course::test_seed());
   const auto b = course::random_floats(static_cast<size_t>(K) * N, course::test_seed() + 1);
   course::DeviceBuffer<float> A(a, "A"), B(b, "B"), C(static_cast<size_t>(M) * N, "C");
   course::Stream stream;
-  const auto ran = course::record_activity_on(stream.get(), [&] { function(A.data(), B.data(), C.data(), M, N, K, stream); });
+  const auto ran = course::record_activity_on(
+      stream.get(), [&] { function(A.data(), B.data(), C.data(), M, N, K, stream); }, {}, counting);
   CUDA_CHECK_LAUNCH(name);  // after the recording: its guard checks copy
   EXPECT_TRUE(course::result_is_right_first(
       course::all_close(matmul_reference::matmul_cpu(a, b, M, N, K), C.download(), dot_product_tolerance(K)), name));
@@ -107,22 +110,56 @@ course::Activity record_gemm(MatmulFunction function, const char* name, int M, i
 
 constexpr int kTwoTilesBytes = 2 * kMatmulTile * kMatmulTile * sizeof(float);
 
+// Where the recording counted the instructions that ran (Counting::instructions): the operands
+// went through the shared tiles. Every one of their `operand_bytes` was stored into shared memory
+// (STS, or asynchronous copies: LDGSTS) and read back (LDS) at least once. Larger tiles and
+// register blocking lower both counts, but never below the operands' own bytes, so these bounds
+// hold for every shape the contract allows while a tile declared and never used fails them.
+// (A recording that did not count passes them: see COURSE_REQUIRE_COUNTED.)
+::testing::AssertionResult operands_go_through_shared(const course::Activity& ran, const char* what,
+                                                      long long operand_bytes, const std::string& operands) {
+  return course::all_rules(
+      {course::executed_at_least(ran, what, {"STS", "LDGSTS"}, course::Executions::thread_bytes, operand_bytes,
+                                 "its stores into shared memory (STS, LDGSTS)", operands),
+       course::executed_at_least(ran, what, {"LDS"}, course::Executions::thread_bytes, operand_bytes,
+                                 "its loads from shared memory (LDS)", operands)});
+}
+long long gemm_operand_bytes(int M, int N, int K) { return (1LL * M * K + 1LL * K * N) * static_cast<long long>(sizeof(float)); }
+std::string gemm_operands(int M, int N, int K) {
+  return "the " + std::to_string(M) + " x " + std::to_string(K) + " floats of A and the " + std::to_string(K) +
+         " x " + std::to_string(N) + " of B";
+}
+
+using Rules = std::function<::testing::AssertionResult(const course::Activity&)>;
+
 // The contracts' rules, checked against what a call did: in the technique tests, and on a call
 // of each perf test drawn at random (FreshCalls::rules). Kernels of your own (no cuBLAS), a
-// shared tile of each operand, no copies, on the given stream.
+// shared tile of each operand, no copies, on the given stream; counted, the operands went
+// through the tiles.
 ::testing::AssertionResult tiled_rules(const course::Activity& ran, const char* what, const char* tiles) {
   return course::all_rules({course::own_kernels_on_given_stream(ran, what),
                             course::kernels_use_shared_memory(ran, what, kTwoTilesBytes, tiles)});
 }
-::testing::AssertionResult matmul_tiled_rules(const course::Activity& ran) {
-  return tiled_rules(ran, "matmul_tiled", "a kMatmulTile^2 tile of A and one of B");
+Rules matmul_tiled_rules(int M, int N, int K) {
+  return [M, N, K](const course::Activity& ran) {
+    const char* what = "matmul_tiled";
+    return course::all_rules({tiled_rules(ran, what, "a kMatmulTile^2 tile of A and one of B"),
+                              operands_go_through_shared(ran, what, gemm_operand_bytes(M, N, K), gemm_operands(M, N, K))});
+  };
 }
-::testing::AssertionResult aat_tiled_rules(const course::Activity& ran) {
-  return tiled_rules(ran, "aat_tiled", "a tile of each operand (the second one stored transposed)");
+// C = A·Aᵀ reads one matrix: its bytes, at least once, whichever tile they fill.
+Rules aat_tiled_rules(int M, int K) {
+  return [M, K](const course::Activity& ran) {
+    const char* what = "aat_tiled";
+    return course::all_rules(
+        {tiled_rules(ran, what, "a tile of each operand (the second one stored transposed)"),
+         operands_go_through_shared(ran, what, 1LL * M * K * static_cast<long long>(sizeof(float)),
+                                    "the " + std::to_string(M) + " x " + std::to_string(K) + " floats of A")});
+  };
 }
 // Register tiling: besides the shared tiles, at least 4 outputs of the M x N result per thread.
-std::function<::testing::AssertionResult(const course::Activity&)> register_tiled_rules(int M, int N) {
-  return [M, N](const course::Activity& ran) {
+Rules register_tiled_rules(int M, int N, int K) {
+  return [M, N, K](const course::Activity& ran) {
     const char* what = "matmul_register_tiled";
     const long long threads = course::threads_launched(ran);
     ::testing::AssertionResult outputs = ::testing::AssertionSuccess();
@@ -131,43 +168,80 @@ std::function<::testing::AssertionResult(const course::Activity&)> register_tile
                                               << " outputs: each thread should compute a block of at least 4 (e.g. 8 "
                                               << "x 8).\n" << ran.summary();
     return course::all_rules({course::own_kernels_on_given_stream(ran, what),
-                              course::kernels_use_shared_memory(ran, what, 4096, "tiles of A and B"), outputs});
+                              course::kernels_use_shared_memory(ran, what, 4096, "tiles of A and B"), outputs,
+                              operands_go_through_shared(ran, what, gemm_operand_bytes(M, N, K), gemm_operands(M, N, K))});
   };
 }
 
 // The contract's rules, from what ran: kernels of your own (no cuBLAS), a shared tile of A and
 // one of B, no copies, on the given stream.
+constexpr int kTechniqueM = 300, kTechniqueN = 200, kTechniqueK = 500;
+
 TEST(MatmulTiledTechnique, OwnKernelWithSharedTilesOfAAndB) {
   COURSE_REQUIRE_ACTIVITY();
-  const auto ran = record_gemm(matmul_tiled, "matmul_tiled", 300, 200, 500);
+  const auto ran = record_gemm(matmul_tiled, "matmul_tiled", kTechniqueM, kTechniqueN, kTechniqueK);
   if (HasFailure()) return;
-  EXPECT_TRUE(matmul_tiled_rules(ran));
+  EXPECT_TRUE(matmul_tiled_rules(kTechniqueM, kTechniqueN, kTechniqueK)(ran));
 }
 
-TEST(AatTiledTechnique, OwnKernelWithSharedTilesOfBothOperands) {
+// Counted while it ran (CUPTI's SASS metrics): A and B went into the shared tiles and came back
+// out of them.
+TEST(MatmulTiledCountedTechnique, OperandsGoThroughTheSharedTiles) {
   COURSE_REQUIRE_ACTIVITY();
-  const int M = 300, K = 500;
+  const auto ran = record_gemm(matmul_tiled, "matmul_tiled", kTechniqueM, kTechniqueN, kTechniqueK,
+                               course::Counting::instructions);
+  if (HasFailure()) return;
+  COURSE_REQUIRE_COUNTED(ran);
+  EXPECT_TRUE(matmul_tiled_rules(kTechniqueM, kTechniqueN, kTechniqueK)(ran));
+}
+
+// One call of aat_tiled on a random 300 x 500 A, recorded, after which its result must match the CPU's.
+course::Activity record_aat(int M, int K, course::Counting counting) {
   const auto a = course::random_floats(static_cast<size_t>(M) * K, course::test_seed());
   course::DeviceBuffer<float> A(a, "A");
   course::DeviceBuffer<float> C(static_cast<size_t>(M) * M, "C");
   course::Stream stream;
-  const auto ran = course::record_activity_on(stream.get(), [&] {
-    aat_tiled(A.data(), C.data(), M, K, stream);
-  });
+  const auto ran = course::record_activity_on(
+      stream.get(), [&] { aat_tiled(A.data(), C.data(), M, K, stream); }, {}, counting);
   CUDA_CHECK_LAUNCH("aat_tiled");  // after the recording: its guard checks copy
-  ASSERT_TRUE(course::result_is_right_first(
+  EXPECT_TRUE(course::result_is_right_first(
       course::all_close(matmul_reference::aat_cpu(a, M, K), C.download(), dot_product_tolerance(K)), "aat_tiled"));
-  EXPECT_TRUE(aat_tiled_rules(ran));
+  return ran;
+}
+
+TEST(AatTiledTechnique, OwnKernelWithSharedTilesOfBothOperands) {
+  COURSE_REQUIRE_ACTIVITY();
+  const auto ran = record_aat(kTechniqueM, kTechniqueK, course::Counting::none);
+  if (HasFailure()) return;
+  EXPECT_TRUE(aat_tiled_rules(kTechniqueM, kTechniqueK)(ran));
+}
+
+TEST(AatTiledCountedTechnique, OperandGoesThroughTheSharedTiles) {
+  COURSE_REQUIRE_ACTIVITY();
+  const auto ran = record_aat(kTechniqueM, kTechniqueK, course::Counting::instructions);
+  if (HasFailure()) return;
+  COURSE_REQUIRE_COUNTED(ran);
+  EXPECT_TRUE(aat_tiled_rules(kTechniqueM, kTechniqueK)(ran));
 }
 
 // Register tiling: each thread computes a block of C, so there are far fewer threads than
 // outputs (at least 4 outputs per thread), and the operands come through shared memory.
+constexpr int kRegisterM = 1024, kRegisterN = 1024, kRegisterK = 256;
+
 TEST(MatmulRegisterTiledStretchTechnique, SeveralOutputsPerThreadFromSharedTiles) {
   COURSE_REQUIRE_ACTIVITY();
-  const int M = 1024, N = 1024, K = 256;
-  const auto ran = record_gemm(matmul_register_tiled, "matmul_register_tiled", M, N, K);
+  const auto ran = record_gemm(matmul_register_tiled, "matmul_register_tiled", kRegisterM, kRegisterN, kRegisterK);
   if (HasFailure()) return;
-  EXPECT_TRUE(register_tiled_rules(M, N)(ran));
+  EXPECT_TRUE(register_tiled_rules(kRegisterM, kRegisterN, kRegisterK)(ran));
+}
+
+TEST(MatmulRegisterTiledStretchCountedTechnique, OperandsGoThroughTheSharedTiles) {
+  COURSE_REQUIRE_ACTIVITY();
+  const auto ran = record_gemm(matmul_register_tiled, "matmul_register_tiled", kRegisterM, kRegisterN, kRegisterK,
+                               course::Counting::instructions);
+  if (HasFailure()) return;
+  COURSE_REQUIRE_COUNTED(ran);
+  EXPECT_TRUE(register_tiled_rules(kRegisterM, kRegisterN, kRegisterK)(ran));
 }
 
 // ---------------------------------------------------------------- performance
@@ -265,7 +339,7 @@ TEST(MatmulTiledPerf, AtLeast1_3xNaiveAt4096) {
   const auto naive = course::time_on_stream(
       [&](cudaStream_t s) { matmul_naive(g.A.data(), g.B.data(), g.C_reference.data(), n, n, n, s); }, g.stream, 2, 10);
   auto calls = g.fresh_calls();
-  calls.rules = matmul_tiled_rules;
+  calls.rules = matmul_tiled_rules(n, n, n);
   const auto tiled = course::time_on_stream(
       [&](cudaStream_t s) { matmul_tiled(g.A.data(), g.B.data(), g.C.data(), n, n, n, s); }, g.stream, calls, 2, 10);
   matmul_naive(g.A.data(), g.B.data(), g.C_reference.data(), n, n, n, g.stream);  // on the last operands
@@ -346,7 +420,7 @@ void check_aat_speedup(double required_ratio, const char* what) {
     return course::check_at(C.data(), places.distinct_places(static_cast<size_t>(M) * M, 48), dot,
                             dot_product_tolerance(K), "C", {static_cast<size_t>(M), static_cast<size_t>(M)});
   };
-  calls.rules = aat_tiled_rules;
+  calls.rules = aat_tiled_rules(M, K);
   const auto tiled = course::time_on_stream([&](cudaStream_t s) { aat_tiled(A.data(), C.data(), M, K, s); },
                                             stream, calls, 2, 10);
   aat_naive(A.data(), C_naive.data(), M, K, stream);  // the reference on the last operand
@@ -388,7 +462,7 @@ TEST(MatmulRegisterTiledStretchPerf, AtLeast0_4xCublasAt4096) {
   const auto library = course::time_on_stream(
       [&](cudaStream_t s) { cublas.matmul(g.A.data(), g.B.data(), g.C_reference.data(), n, n, n, s); }, g.stream, 3, 20);
   auto calls = g.fresh_calls();
-  calls.rules = register_tiled_rules(n, n);
+  calls.rules = register_tiled_rules(n, n, n);
   const auto mine = course::time_on_stream(
       [&](cudaStream_t s) { matmul_register_tiled(g.A.data(), g.B.data(), g.C.data(), n, n, n, s); }, g.stream, calls,
       3, 20);

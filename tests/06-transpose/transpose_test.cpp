@@ -103,7 +103,7 @@ TEST(TransposeTiledTechnique, OwnKernelWithASharedTileOnTheGivenStream) {
 
 // Counted while it ran (CUPTI's SASS metrics): the matrix went into the shared tile and came back
 // out of it.
-TEST(TransposeTiledTechnique, EveryElementGoesThroughTheSharedTile) {
+TEST(TransposeTiledCountedTechnique, EveryElementGoesThroughTheSharedTile) {
   COURSE_REQUIRE_ACTIVITY();
   const auto ran = recorded_right_call(course::Counting::instructions);
   if (!ran) return;

@@ -1,4 +1,4 @@
-// Calibration of chapter 07 (not a test): synchronous vs 1..8 pipeline stages vs bulk copies
+// Calibration of chapter 07 (not a test): synchronous vs 1..12 pipeline stages vs 4..11 stages of bulk copies
 // vs cudaMemcpy, one block per SM. Usage: calibrate_pipeline [--csv FILE]
 #include <cstdio>
 #include <cstring>
@@ -41,10 +41,14 @@ int main(int argc, char** argv) {
       CUDA_CHECK(cudaMemcpyAsync(out.data(), in.data(), n * 4, cudaMemcpyDeviceToDevice, s));
     });
     row("synchronous (given)", 1, [&](cudaStream_t s) { mirror_tiles_sync(in.data(), out.data(), n, s); });
-    for (int stages : {1, 2, 3, 4, 6, 8})
+    for (int stages : {1, 2, 3, 4, 6, 8, 10, 12})
       row("memcpy_async " + std::to_string(stages) + " stage" + (stages > 1 ? "s" : ""), stages,
           [&](cudaStream_t s) { mirror_tiles_pipelined_stages(stages, in.data(), out.data(), n, s); });
-    if (course::current_device().compute_major >= 9)
-      row("bulk copy (TMA) 8 stages", 8, [&](cudaStream_t s) { mirror_tiles_bulk(in.data(), out.data(), n, s); });
+    if (course::current_device().compute_major >= 9) {
+      row("bulk copy (reference)", 0, [&](cudaStream_t s) { mirror_tiles_bulk(in.data(), out.data(), n, s); });
+      for (int stages : {4, 8, 10, 11})
+        row("bulk copy (TMA) " + std::to_string(stages) + " stages", stages,
+            [&](cudaStream_t s) { mirror_tiles_bulk_stages(stages, in.data(), out.data(), n, s); });
+    }
   });
 }

@@ -150,7 +150,7 @@ TEST(MirrorTilesPipelinedTechnique, KernelStagesSeveralTilesInSharedMemory) {
 
 // The copies that the machine code holds are the ones that ran: counted while the kernel ran
 // (CUPTI's SASS metrics), the LDGSTS of all threads together moved at least every whole tile.
-TEST(MirrorTilesPipelinedTechnique, AsynchronousCopiesCarryEveryTile) {
+TEST(MirrorTilesPipelinedCountedTechnique, AsynchronousCopiesCarryEveryTile) {
   COURSE_REQUIRE_ACTIVITY();
   SKIP_WITHOUT_ASYNC_COPIES();
   const auto ran = recorded_right_call(mirror_tiles_pipelined, "mirror_tiles_pipelined", kTechniqueFloats,
@@ -167,7 +167,7 @@ TEST(MirrorTilesBulkStretchTechnique, KernelUsesBulkCopies) {
 }
 
 // Counted while it ran: one bulk copy (at least) per whole tile.
-TEST(MirrorTilesBulkStretchTechnique, BulkCopiesCarryEveryTile) {
+TEST(MirrorTilesBulkStretchCountedTechnique, BulkCopiesCarryEveryTile) {
   COURSE_REQUIRE_ACTIVITY();
   if (!has_bulk_copies()) GTEST_SKIP() << "bulk asynchronous copies need compute capability 9.0; this is " << course::device_line();
   const auto ran = recorded_right_call(mirror_tiles_bulk, "mirror_tiles_bulk", kTechniqueFloats,
