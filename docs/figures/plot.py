@@ -88,7 +88,8 @@ plot $data using 2:xtic(1) title "naive" lc rgb '#bbbbbb', '' using 3 title "32x
 def matmul():
     data = rows("05-matmul.csv")
     labelled_bars("05-matmul-gemm", "C = A·B, 4096^3, FP32: TFLOP/s", "TFLOP/s",
-                  [(r["variant"], f'{float(r["tflops"]):.2f}') for r in data if r["problem"] == "C=AB 4096^3"],
+                  [(r["variant"], f'{float(r["tflops"]):.2f}') for r in data
+                   if r["problem"] == "C=AB 4096^3" and "K step" not in r["variant"]],
                   "%.1f", "$2+1.5", "set yrange [0:*]\n")
     labelled_bars("05-matmul-aat", "C = A·A^T, A of 8192 x 1024, FP32: TFLOP/s", "TFLOP/s (log scale)",
                   [(r["variant"], f'{float(r["tflops"]):.2f}') for r in data if r["problem"] == "C=AAT 8192x1024"],
@@ -100,16 +101,18 @@ def pipeline():
     staged = [r for r in data if r["variant"].startswith("memcpy_async")]
     lines = "".join(f'{r["stages"]} {float(r["fraction_of_memcpy"]):.3f}\n' for r in staged)
     sync = next(float(r["fraction_of_memcpy"]) for r in data if r["variant"].startswith("synchronous"))
-    bulk = [float(r["fraction_of_memcpy"]) for r in data if r["variant"].startswith("bulk")]
+    # The reference's row first (older data files have only one bulk row).
+    bulk = [float(r["fraction_of_memcpy"]) for r in sorted(data, key=lambda r: "reference" not in r["variant"])
+            if r["variant"].startswith("bulk")]
     extra = f"set arrow from graph 0, first {sync} to graph 1, first {sync} nohead dt 3 lw 2 lc rgb '#888888'\n"
     extra += f"set label 'synchronous loads {sync:.2f}' at graph 0.55, first {sync - 0.04} tc rgb '#666666'\n"
     if bulk:
         extra += f"set arrow from graph 0, first {bulk[0]} to graph 1, first {bulk[0]} nohead dt 4 lw 2 lc rgb '#2a8a2a'\n"
         extra += f"set label 'bulk copies (TMA) {bulk[0]:.2f}' at graph 0.55, first {bulk[0] + 0.03} tc rgb '#2a8a2a'\n"
     gnuplot("07-async-pipeline", title("One block of 256 threads per SM: bandwidth against pipeline stages") + extra + """
-set xrange [0.5:8.5]
+set xrange [0.5:12.5]
 set yrange [0:1.05]
-set xtics (1,2,3,4,6,8)
+set xtics (1,2,3,4,6,8,10,12)
 set xlabel "stages (4 KiB each)"
 set ylabel "fraction of the device-to-device copy"
 set arrow from graph 0, first 0.70 to graph 1, first 0.70 nohead dt 2 lw 2 lc rgb '#aa0000'
@@ -181,7 +184,8 @@ def coalescing():
     labelled_bars("04-coalescing-copies", "Copy kernels: offsets and strides, as a fraction of cudaMemcpy",
                   "useful bytes / copy peak", copies, "%.2f", "$2+0.03",
                   "set yrange [0:1]\nset xtics rotate by -35\n", "04-coalescing.csv")
-    names = {"array of structures": "particles, AoS (given)", "structure of arrays": "particles, SoA",
+    names = {"array of structures": "particles, AoS (given)", "structure of arrays": "particles, SoA (float4)",
+             "structure of arrays: one per thread": "particles, SoA, 1/thread",
              "a thread per row": "row sums, thread/row (given)", "a warp per row: 1 sum per lane": "warp/row, 1 sum",
              "a warp per row: 1 sum per lane (__ldg)": "warp/row, 1 sum, ldg",
              "a warp per row: 4 sums per lane": "warp/row, 4 sums"}

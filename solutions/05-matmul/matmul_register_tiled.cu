@@ -1,29 +1,44 @@
 // Reference solution of chapter 05, exercise 3: register-tiled C = A·B.
 //
 // A block of 256 threads computes a 128 x 128 tile of C; each thread an 8 x 8 block of it in
-// registers. Per step of 8 along K, the block stages A's 128 x 8 tile (transposed, so that a
-// thread reads its 8 values of A as two float4) and B's 8 x 128 tile in shared memory, double
+// registers. Per step of kTileK along K, the block stages A's 128 x kTileK tile (transposed, so that a
+// thread reads its 8 values of A as two float4) and B's kTileK x 128 tile in shared memory, double
 // buffered, so that the global loads of the next step overlap the arithmetic of this one.
 // Each value read from shared memory feeds 8 multiply-adds.
 #include <cstdint>
 
 #include "matmul.h"
+#ifdef COURSE_REFERENCE_VARIANTS  // the calibration program's build only
+#include "matmul_variants.h"
+#endif
+
+// The reference's depth of a staged step along K, and how many blocks the compiler must fit on
+// one SM (__launch_bounds__: 2 caps the registers at 128 per thread). The calibration program
+// measures the other choices.
+#ifndef REFERENCE_REGISTER_TILE_K
+#define REFERENCE_REGISTER_TILE_K 8
+#endif
+#ifndef REFERENCE_REGISTER_MIN_BLOCKS
+#define REFERENCE_REGISTER_MIN_BLOCKS 1
+#endif
 
 namespace {
 
 constexpr int kBlockM = 128;
 constexpr int kBlockN = 128;
-constexpr int kTileK = 8;
 constexpr int kThreads = 256;
 constexpr int kPadA = 4;  // keeps the transposing store conflict-free and rows 16-byte aligned
 
 // A thread's 8 rows are {4*ty .. 4*ty+3} and {64+4*ty .. 64+4*ty+3}, its 8 columns likewise
 // with tx: a quarter-warp's float4 reads of a tile row are then 128 contiguous bytes, free of
 // bank conflicts, and the float4 stores to C are coalesced.
-template <bool kVectorized>
-__global__ void __launch_bounds__(kThreads) register_tiled_kernel(const float* __restrict__ A,
-                                                                  const float* __restrict__ B,
-                                                                  float* __restrict__ C, int M, int N, int K) {
+template <bool kVectorized, int kTileK, int kMinBlocks>
+__global__ void __launch_bounds__(kThreads, kMinBlocks) register_tiled_kernel(const float* __restrict__ A,
+                                                                              const float* __restrict__ B,
+                                                                              float* __restrict__ C, int M, int N,
+                                                                              int K) {
+  static_assert(kTileK % 8 == 0, "each thread loads whole float4s of both tiles");
+  constexpr int kLoads = kTileK / 8;  // float4s of A, and of B, per thread per step
   __shared__ __align__(16) float a_tile[2][kTileK][kBlockM + kPadA];
   __shared__ __align__(16) float b_tile[2][kTileK][kBlockN];
 
@@ -33,40 +48,52 @@ __global__ void __launch_bounds__(kThreads) register_tiled_kernel(const float* _
   const int m0 = blockIdx.y * kBlockM;
   const int n0 = blockIdx.x * kBlockN;
 
-  // This thread's share of the loads: one float4 of A (row a_row, columns a_k..a_k+3) and
-  // one of B (row b_k, columns b_n..b_n+3).
-  const int a_row = tid / 2;
-  const int a_k = (tid % 2) * 4;
-  const int b_k = tid / 32;
-  const int b_n = (tid % 32) * 4;
-
-  float a_next[4];
-  float b_next[4];
-  auto load_global = [&](int k0) {
-    const int gm = m0 + a_row;
-    const int gk = k0 + a_k;
-    const int gbk = k0 + b_k;
-    const int gn = n0 + b_n;
-    if constexpr (kVectorized) {
-      // K % 4 == 0 and N % 4 == 0: a float4 lies wholly inside or wholly outside.
-      float4 a = make_float4(0.f, 0.f, 0.f, 0.f);
-      float4 b = make_float4(0.f, 0.f, 0.f, 0.f);
-      if (gm < M && gk < K) a = *reinterpret_cast<const float4*>(A + static_cast<size_t>(gm) * K + gk);
-      if (gbk < K && gn < N) b = *reinterpret_cast<const float4*>(B + static_cast<size_t>(gbk) * N + gn);
-      a_next[0] = a.x, a_next[1] = a.y, a_next[2] = a.z, a_next[3] = a.w;
-      b_next[0] = b.x, b_next[1] = b.y, b_next[2] = b.z, b_next[3] = b.w;
-    } else {
+  // This thread's share of the loads: kLoads float4s of A (row a_row[l], columns a_k[l] ..
+  // a_k[l] + 3) and as many of B (row b_k[l], columns b_n[l] .. b_n[l] + 3).
+  int a_row[kLoads], a_k[kLoads], b_k[kLoads], b_n[kLoads];
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        a_next[i] = (gm < M && gk + i < K) ? A[static_cast<size_t>(gm) * K + gk + i] : 0.0f;
-        b_next[i] = (gbk < K && gn + i < N) ? B[static_cast<size_t>(gbk) * N + gn + i] : 0.0f;
+  for (int l = 0; l < kLoads; ++l) {
+    const int f = tid + l * kThreads;
+    a_row[l] = f / (kTileK / 4);
+    a_k[l] = (f % (kTileK / 4)) * 4;
+    b_k[l] = f / (kBlockN / 4);
+    b_n[l] = (f % (kBlockN / 4)) * 4;
+  }
+
+  float a_next[kLoads][4];
+  float b_next[kLoads][4];
+  auto load_global = [&](int k0) {
+#pragma unroll
+    for (int l = 0; l < kLoads; ++l) {
+      const int gm = m0 + a_row[l];
+      const int gk = k0 + a_k[l];
+      const int gbk = k0 + b_k[l];
+      const int gn = n0 + b_n[l];
+      if constexpr (kVectorized) {
+        // K % 4 == 0 and N % 4 == 0: a float4 lies wholly inside or wholly outside.
+        float4 a = make_float4(0.f, 0.f, 0.f, 0.f);
+        float4 b = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (gm < M && gk < K) a = *reinterpret_cast<const float4*>(A + static_cast<size_t>(gm) * K + gk);
+        if (gbk < K && gn < N) b = *reinterpret_cast<const float4*>(B + static_cast<size_t>(gbk) * N + gn);
+        a_next[l][0] = a.x, a_next[l][1] = a.y, a_next[l][2] = a.z, a_next[l][3] = a.w;
+        b_next[l][0] = b.x, b_next[l][1] = b.y, b_next[l][2] = b.z, b_next[l][3] = b.w;
+      } else {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          a_next[l][i] = (gm < M && gk + i < K) ? A[static_cast<size_t>(gm) * K + gk + i] : 0.0f;
+          b_next[l][i] = (gbk < K && gn + i < N) ? B[static_cast<size_t>(gbk) * N + gn + i] : 0.0f;
+        }
       }
     }
   };
   auto store_shared = [&](int buffer) {
 #pragma unroll
-    for (int i = 0; i < 4; ++i) a_tile[buffer][a_k + i][a_row] = a_next[i];
-    *reinterpret_cast<float4*>(&b_tile[buffer][b_k][b_n]) = make_float4(b_next[0], b_next[1], b_next[2], b_next[3]);
+    for (int l = 0; l < kLoads; ++l) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) a_tile[buffer][a_k[l] + i][a_row[l]] = a_next[l][i];
+      *reinterpret_cast<float4*>(&b_tile[buffer][b_k[l]][b_n[l]]) =
+          make_float4(b_next[l][0], b_next[l][1], b_next[l][2], b_next[l][3]);
+    }
   };
 
   float acc[8][8] = {};
@@ -124,15 +151,30 @@ __global__ void __launch_bounds__(kThreads) register_tiled_kernel(const float* _
 
 bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
-}  // namespace
-
-void matmul_register_tiled(const float* A, const float* B, float* C, int M, int N, int K,
-                           cudaStream_t stream) {
+template <int kTileK, int kMinBlocks>
+void launch(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t stream) {
   if (M <= 0 || N <= 0 || K <= 0) return;
   const dim3 grid((N + kBlockN - 1) / kBlockN, (M + kBlockM - 1) / kBlockM);
   // float4 loads and stores need rows that start on 16-byte boundaries.
   if (K % 4 == 0 && N % 4 == 0 && aligned16(A) && aligned16(B) && aligned16(C))
-    register_tiled_kernel<true><<<grid, kThreads, 0, stream>>>(A, B, C, M, N, K);
+    register_tiled_kernel<true, kTileK, kMinBlocks><<<grid, kThreads, 0, stream>>>(A, B, C, M, N, K);
   else
-    register_tiled_kernel<false><<<grid, kThreads, 0, stream>>>(A, B, C, M, N, K);
+    register_tiled_kernel<false, kTileK, kMinBlocks><<<grid, kThreads, 0, stream>>>(A, B, C, M, N, K);
 }
+
+}  // namespace
+
+void matmul_register_tiled(const float* A, const float* B, float* C, int M, int N, int K,
+                           cudaStream_t stream) {
+  launch<REFERENCE_REGISTER_TILE_K, REFERENCE_REGISTER_MIN_BLOCKS>(A, B, C, M, N, K, stream);
+}
+
+#ifdef COURSE_REFERENCE_VARIANTS
+void matmul_register_tiled_variant(int tile_k, int min_blocks, const float* A, const float* B, float* C, int M, int N,
+                                   int K, cudaStream_t stream) {
+  if (tile_k == 8 && min_blocks == 1) return launch<8, 1>(A, B, C, M, N, K, stream);
+  if (tile_k == 8 && min_blocks == 2) return launch<8, 2>(A, B, C, M, N, K, stream);
+  if (tile_k == 16 && min_blocks == 1) return launch<16, 1>(A, B, C, M, N, K, stream);
+  if (tile_k == 16 && min_blocks == 2) return launch<16, 2>(A, B, C, M, N, K, stream);
+}
+#endif

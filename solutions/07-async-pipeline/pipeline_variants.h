@@ -6,5 +6,9 @@
 
 #include <cstddef>
 
-/// The pipelined kernel with `stages` stages (1, 2, 3, 4, 6 or 8), one block per SM.
+/// The pipelined kernel with `stages` stages (1, 2, 3, 4, 6, 8, 10 or 12), one block per SM.
 void mirror_tiles_pipelined_stages(int stages, const float* in, float* out, size_t n, cudaStream_t stream);
+
+/// The bulk-copy kernel with `stages` stages (4, 8, 10 or 11), one block per SM; compute
+/// capability 9.0 only.
+void mirror_tiles_bulk_stages(int stages, const float* in, float* out, size_t n, cudaStream_t stream);

@@ -84,6 +84,8 @@ void mirror_tiles_pipelined_stages(int stages, const float* in, float* out, size
     case 4: return launch<4>(in, out, n, stream);
     case 6: return launch<6>(in, out, n, stream);
     case 8: return launch<8>(in, out, n, stream);
+    case 10: return launch<10>(in, out, n, stream);
+    case 12: return launch<12>(in, out, n, stream);
     default: return launch<1>(in, out, 0, stream);  // unsupported: do nothing
   }
 }
