@@ -11,7 +11,7 @@
 // Stages of 4 KiB each: how many bytes one SM keeps in flight. A faster memory needs more of them
 // in flight to stay busy (see the README's table). (The calibration program builds other counts.)
 #ifndef REFERENCE_BULK_STAGES
-#define REFERENCE_BULK_STAGES 8
+#define REFERENCE_BULK_STAGES 10
 #endif
 
 namespace {
@@ -57,7 +57,13 @@ __device__ __forceinline__ void bulk_body(const float* __restrict__ in, float* _
     barriers[stage].wait_parity(use & 1);
     const size_t start = tile * kPipelineTileFloats;
     const int len = static_cast<int>(n - start < kPipelineTileFloats ? n - start : kPipelineTileFloats);
-    mirror_tile_part(len == kPipelineTileFloats ? tiles[stage] : in + start, len, out, start);
+    // Two calls, not one with a pointer chosen at run time: a pointer that may be shared or
+    // global compiles to generic loads (LD), slower than the shared-memory loads (LDS) that a
+    // pointer known to be shared gets.
+    if (len == kPipelineTileFloats)
+      mirror_tile_part(tiles[stage], len, out, start);
+    else
+      mirror_tile_part(in + start, len, out, start);  // the partial last tile, never copied
     __syncthreads();  // every thread is done with this stage before the copy engine refills it
     if (threadIdx.x == 0) start_copy(tile + static_cast<size_t>(S) * gridDim.x, stage);
     if (++stage == S) {
