@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
       add("register-tiled 8x8", [&](cudaStream_t s) { matmul_register_tiled(A.data(), B.data(), C.data(), n, n, n, s); }, 20);
       for (const int tile_k : {8, 16})
         for (const int min_blocks : {1, 2})
-          add("register-tiled 8x8, K step " + std::to_string(tile_k) + ", " + std::to_string(min_blocks) + " block(s)/SM",
+          add("register-tiled 8x8 (K step " + std::to_string(tile_k) + "; " + std::to_string(min_blocks) + " block(s)/SM)",
               [&, tile_k, min_blocks](cudaStream_t s) {
                 matmul_register_tiled_variant(tile_k, min_blocks, A.data(), B.data(), C.data(), n, n, n, s);
               }, 20);

@@ -267,13 +267,15 @@ constexpr const char* kPipelineHint =
     "with one block of 256 threads per SM, a synchronous load leaves each SM with only 4 KiB in "
     "flight, far too little to cover DRAM latency. Keep several tiles in flight: start the copy "
     "of the tile kStages - 1 steps ahead before waiting for the current one, and use enough "
-    "stages (6 to 8 on an H100, 8 on an H200, whose faster memory needs more bytes in flight). Check that the wait is pipeline_consumer_wait_prior<kStages - 1>, "
+    "stages (6 to 8 on an H100, 8 to 10 on an H200, whose faster memory needs more bytes in flight). Check that the "
+    "wait is pipeline_consumer_wait_prior<kStages - 1>, "
     "not <0>, which would wait for every copy in flight.";
 
 // Required: 0.70 of the copy peak. Calibration (CUDA 13.0, this launch, 2026-11-23), H100 80GB
-// HBM3 / H200: synchronous 0.39 / 0.30, 1 stage 0.44 / 0.35, 2 stages 0.67 / 0.54, 4 stages
-// 0.85 / 0.78, 6 stages 0.93 / 0.85, 8 stages 0.94 / 0.92; this test: the reference (8 stages)
-// 0.93 / 0.90, fixture four-stages 0.82 / 0.75, one-stage fails (see the chapter README).
+// HBM3 / H200: synchronous 0.39 / 0.29, 1 stage 0.44 / 0.34, 2 stages 0.67 / 0.54, 4 stages
+// 0.85 / 0.78, 6 stages 0.94 / 0.85, 8 stages 0.94 / 0.92, 10 stages 0.92 / 0.95; this test: the
+// reference (10 stages) 0.945 / 0.926-0.930, fixture four-stages 0.82 / passes, one-stage 0.44
+// fails (see the chapter README).
 constexpr double kPipelinedOverCopyPeak = 0.70;
 
 using MirrorTilesPipelinedPerf = PerfFixture;
@@ -290,8 +292,8 @@ TEST_F(MirrorTilesPipelinedPerf, AtLeast0_70OfCopyPeak) {
   EXPECT_TRUE(course::meets_ratio(perf));
 }
 
-// Required: 1.3x the given synchronous kernel, same launch. H100 / H200: the reference (8 stages)
-// 2.5x / 3.1x, 4 stages 2.2x / 2.6x, 1 stage 1.15x / 1.2x.
+// Required: 1.3x the given synchronous kernel, same launch. H100 / H200: the reference (10 stages)
+// 2.5x / 3.2x, 4 stages 2.2x / 2.6x, 1 stage 1.14x / 1.2x.
 constexpr double kPipelinedOverSynchronous = 1.3;
 
 TEST_F(MirrorTilesPipelinedPerf, AtLeast1_3xSynchronous) {
@@ -307,7 +309,10 @@ TEST_F(MirrorTilesPipelinedPerf, AtLeast1_3xSynchronous) {
   EXPECT_TRUE(course::meets_ratio(perf));
 }
 
-// Required: 0.80 of the copy peak (stretch). The reference reaches about 0.9 on an H100.
+// Required: 0.80 of the copy peak (stretch). H100 / H200: the reference (10 stages, reading the
+// tile with LDS) 0.88-0.92 / 0.82-0.86 (calibration and this test), 4 stages 0.82 / 0.74; the
+// same kernel reading the tile through a generic pointer (LD) 0.95 / 0.77-0.78. On the H200 the
+// reference's margin is 3-7 %, less than the 10 % wanted: not yet at that GPU's limit.
 constexpr double kBulkOverCopyPeak = 0.80;
 
 using MirrorTilesBulkStretchPerf = PerfFixture;
