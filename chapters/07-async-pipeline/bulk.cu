@@ -1,6 +1,7 @@
 // Chapter 07, exercise 2 (stretch, compute capability 9.0+): bulk asynchronous copies.
 // Edit this file only. Read README.md beside it first.
 #include <cuda/barrier>
+#include <cuda/ptx>
 
 #include "pipeline.h"
 
@@ -19,8 +20,10 @@ __global__ void mirror_tiles_bulk_kernel(const float* __restrict__ in, float* __
   //          tile of the array is not a multiple of 16 bytes: arrive on its barrier without
   //          copying, and read that tile straight from global memory.
 
-  // TODO(3): Start the first kStages tiles, then loop over this block's tiles: wait with
-  //          bar[s].wait_parity(phase) (the phase flips each time a stage is reused),
+  // TODO(3): Start the first kStages tiles, then loop over this block's tiles: wait for the
+  //          stage's phase (it flips each time a stage is reused) by polling
+  //          cuda::ptx::mbarrier_try_wait_parity(cuda::device::barrier_native_handle(bar[s]), phase)
+  //          until it returns true (bar[s].wait_parity(phase) also works, more slowly: README),
   //          compute with the given mirror_tile_part (pipeline.h), __syncthreads(), and let
   //          thread 0 start the copy kStages tiles ahead.
 #endif

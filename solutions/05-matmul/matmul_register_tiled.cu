@@ -150,7 +150,140 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) register_tiled_kernel(co
   }
 }
 
+// The warp-tiled form (cuBLAS's FP32 kernels take this shape): 128 threads, 4 warps of 64 x 64
+// outputs each, a thread 16 x 8 of them (rows wr*64 + 16*i + 4*lr + r, columns wc*64 + 32*j +
+// 4*lc + c, for i < 4, j < 2, r, c < 4, warp (wr, wc), lane (lr, lc) of 4 x 8). Per step along
+// K a thread reads 4 float4 of A and 2 of B (each one shared-memory wavefront per warp) for 128
+// multiply-adds, against 4 for 64 above.
+template <bool kVectorized, int kTileK, int kMinBlocks>
+__global__ void __launch_bounds__(128, kMinBlocks) warp_tiled_kernel(const float* __restrict__ A,
+                                                                     const float* __restrict__ B,
+                                                                     float* __restrict__ C, int M, int N, int K) {
+  constexpr int kWarpThreads = 128;
+  static_assert(kTileK % 4 == 0, "each thread loads whole float4s of both tiles");
+  constexpr int kLoads = kTileK / 4;  // float4s of A, and of B, per thread per step
+  __shared__ __align__(16) float a_tile[2][kTileK][kBlockM + kPadA];
+  __shared__ __align__(16) float b_tile[2][kTileK][kBlockN];
+
+  const int tid = threadIdx.x;
+  const int warp = tid / 32, lane = tid % 32;
+  const int row_base = (warp / 2) * 64 + 4 * (lane / 8);
+  const int col_base = (warp % 2) * 64 + 4 * (lane % 8);
+  const int m0 = blockIdx.y * kBlockM;
+  const int n0 = blockIdx.x * kBlockN;
+
+  int a_row[kLoads], a_k[kLoads], b_k[kLoads], b_n[kLoads];
+#pragma unroll
+  for (int l = 0; l < kLoads; ++l) {
+    const int f = tid + l * kWarpThreads;
+    a_row[l] = f / (kTileK / 4);
+    a_k[l] = (f % (kTileK / 4)) * 4;
+    b_k[l] = f / (kBlockN / 4);
+    b_n[l] = (f % (kBlockN / 4)) * 4;
+  }
+
+  float4 a_next[kLoads], b_next[kLoads];
+  auto load_global = [&](int k0) {
+#pragma unroll
+    for (int l = 0; l < kLoads; ++l) {
+      const int gm = m0 + a_row[l];
+      const int gk = k0 + a_k[l];
+      const int gbk = k0 + b_k[l];
+      const int gn = n0 + b_n[l];
+      if constexpr (kVectorized) {
+        a_next[l] = gm < M && gk < K ? *reinterpret_cast<const float4*>(A + static_cast<size_t>(gm) * K + gk)
+                                     : make_float4(0.f, 0.f, 0.f, 0.f);
+        b_next[l] = gbk < K && gn < N ? *reinterpret_cast<const float4*>(B + static_cast<size_t>(gbk) * N + gn)
+                                      : make_float4(0.f, 0.f, 0.f, 0.f);
+      } else {
+        float a[4], b[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          a[i] = (gm < M && gk + i < K) ? A[static_cast<size_t>(gm) * K + gk + i] : 0.0f;
+          b[i] = (gbk < K && gn + i < N) ? B[static_cast<size_t>(gbk) * N + gn + i] : 0.0f;
+        }
+        a_next[l] = make_float4(a[0], a[1], a[2], a[3]);
+        b_next[l] = make_float4(b[0], b[1], b[2], b[3]);
+      }
+    }
+  };
+  auto store_shared = [&](int buffer) {
+#pragma unroll
+    for (int l = 0; l < kLoads; ++l) {
+      a_tile[buffer][a_k[l] + 0][a_row[l]] = a_next[l].x;
+      a_tile[buffer][a_k[l] + 1][a_row[l]] = a_next[l].y;
+      a_tile[buffer][a_k[l] + 2][a_row[l]] = a_next[l].z;
+      a_tile[buffer][a_k[l] + 3][a_row[l]] = a_next[l].w;
+      *reinterpret_cast<float4*>(&b_tile[buffer][b_k[l]][b_n[l]]) = b_next[l];
+    }
+  };
+
+  float acc[16][8] = {};
+  load_global(0);
+  store_shared(0);
+  __syncthreads();
+
+  int buffer = 0;
+  for (int k0 = 0; k0 < K; k0 += kTileK) {
+    const bool has_next = k0 + kTileK < K;
+    if (has_next) load_global(k0 + kTileK);  // in flight while we compute
+
+#pragma unroll
+    for (int k = 0; k < kTileK; ++k) {
+      float a[16], b[8];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const float4 v = *reinterpret_cast<const float4*>(&a_tile[buffer][k][row_base + 16 * i]);
+        a[4 * i] = v.x, a[4 * i + 1] = v.y, a[4 * i + 2] = v.z, a[4 * i + 3] = v.w;
+      }
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        const float4 v = *reinterpret_cast<const float4*>(&b_tile[buffer][k][col_base + 32 * j]);
+        b[4 * j] = v.x, b[4 * j + 1] = v.y, b[4 * j + 2] = v.z, b[4 * j + 3] = v.w;
+      }
+#pragma unroll
+      for (int i = 0; i < 16; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j) acc[i][j] += a[i] * b[j];
+    }
+
+    // The other buffer was last read before the previous barrier: safe to overwrite.
+    if (has_next) store_shared(buffer ^ 1);
+    __syncthreads();
+    buffer ^= 1;
+  }
+
+#pragma unroll
+  for (int i = 0; i < 16; ++i) {
+    const int row = m0 + row_base + 16 * (i / 4) + i % 4;
+    if (row >= M) continue;
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      const int col = n0 + col_base + 32 * j;
+      float* out = C + static_cast<size_t>(row) * N + col;
+      const float* v = &acc[i][4 * j];
+      if constexpr (kVectorized) {
+        if (col < N) *reinterpret_cast<float4*>(out) = make_float4(v[0], v[1], v[2], v[3]);
+      } else {
+#pragma unroll
+        for (int c = 0; c < 4; ++c)
+          if (col + c < N) out[c] = v[c];
+      }
+    }
+  }
+}
+
 bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+template <int kTileK, int kMinBlocks>
+void launch_warp_tiled(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t stream) {
+  if (M <= 0 || N <= 0 || K <= 0) return;
+  const dim3 grid((N + kBlockN - 1) / kBlockN, (M + kBlockM - 1) / kBlockM);
+  if (K % 4 == 0 && N % 4 == 0 && aligned16(A) && aligned16(B) && aligned16(C))
+    warp_tiled_kernel<true, kTileK, kMinBlocks><<<grid, 128, 0, stream>>>(A, B, C, M, N, K);
+  else
+    warp_tiled_kernel<false, kTileK, kMinBlocks><<<grid, 128, 0, stream>>>(A, B, C, M, N, K);
+}
 
 template <int kTileK, int kMinBlocks>
 void launch(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t stream) {
@@ -171,11 +304,15 @@ void matmul_register_tiled(const float* A, const float* B, float* C, int M, int 
 }
 
 #ifdef COURSE_REFERENCE_VARIANTS
-void matmul_register_tiled_variant(int tile_k, int min_blocks, const float* A, const float* B, float* C, int M, int N,
-                                   int K, cudaStream_t stream) {
-  if (tile_k == 8 && min_blocks == 1) return launch<8, 1>(A, B, C, M, N, K, stream);
-  if (tile_k == 8 && min_blocks == 2) return launch<8, 2>(A, B, C, M, N, K, stream);
-  if (tile_k == 16 && min_blocks == 1) return launch<16, 1>(A, B, C, M, N, K, stream);
-  if (tile_k == 16 && min_blocks == 2) return launch<16, 2>(A, B, C, M, N, K, stream);
+void matmul_register_tiled_variant(int threads, int tile_k, int min_blocks, const float* A, const float* B, float* C,
+                                   int M, int N, int K, cudaStream_t stream) {
+  if (threads == 256 && tile_k == 8 && min_blocks == 1) return launch<8, 1>(A, B, C, M, N, K, stream);
+  if (threads == 256 && tile_k == 8 && min_blocks == 2) return launch<8, 2>(A, B, C, M, N, K, stream);
+  if (threads == 256 && tile_k == 16 && min_blocks == 1) return launch<16, 1>(A, B, C, M, N, K, stream);
+  if (threads == 256 && tile_k == 16 && min_blocks == 2) return launch<16, 2>(A, B, C, M, N, K, stream);
+  if (threads == 128 && tile_k == 8 && min_blocks == 1) return launch_warp_tiled<8, 1>(A, B, C, M, N, K, stream);
+  if (threads == 128 && tile_k == 8 && min_blocks == 2) return launch_warp_tiled<8, 2>(A, B, C, M, N, K, stream);
+  if (threads == 128 && tile_k == 8 && min_blocks == 3) return launch_warp_tiled<8, 3>(A, B, C, M, N, K, stream);
+  if (threads == 128 && tile_k == 16 && min_blocks == 2) return launch_warp_tiled<16, 2>(A, B, C, M, N, K, stream);
 }
 #endif

@@ -11,7 +11,9 @@ void aat_tiled_unpadded(const float* A, float* C, int M, int K, cudaStream_t str
 /// C = A·B with 16 x 16 tiles, to compare tile sizes.
 void matmul_tiled16(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t stream);
 
-/// The register-tiled C = A·B with `tile_k` (8 or 16) along K per staged step, compiled to fit
-/// `min_blocks` (1 or 2) blocks on one SM; other values do nothing.
-void matmul_register_tiled_variant(int tile_k, int min_blocks, const float* A, const float* B, float* C, int M, int N,
-                                   int K, cudaStream_t stream);
+/// The register-tiled C = A·B with `threads` per block (256: a thread computes 8 x 8 outputs;
+/// 128: warp-tiled, 16 x 8), `tile_k` (8 or 16) along K per staged step, compiled to fit
+/// `min_blocks` blocks on one SM: (256, 8|16, 1|2) and (128, 8, 1|2|3), (128, 16, 2) are built;
+/// others do nothing.
+void matmul_register_tiled_variant(int threads, int tile_k, int min_blocks, const float* A, const float* B, float* C,
+                                   int M, int N, int K, cudaStream_t stream);

@@ -82,12 +82,17 @@ int main(int argc, char** argv) {
       add("tiled 16x16", [&](cudaStream_t s) { matmul_tiled16(A.data(), B.data(), C.data(), n, n, n, s); }, 10);
       add("tiled 32x32", [&](cudaStream_t s) { matmul_tiled(A.data(), B.data(), C.data(), n, n, n, s); }, 10);
       add("register-tiled 8x8", [&](cudaStream_t s) { matmul_register_tiled(A.data(), B.data(), C.data(), n, n, n, s); }, 20);
-      for (const int tile_k : {8, 16})
-        for (const int min_blocks : {1, 2})
-          add("register-tiled 8x8 (K step " + std::to_string(tile_k) + "; " + std::to_string(min_blocks) + " block(s)/SM)",
-              [&, tile_k, min_blocks](cudaStream_t s) {
-                matmul_register_tiled_variant(tile_k, min_blocks, A.data(), B.data(), C.data(), n, n, n, s);
-              }, 20);
+      struct Variant {
+        int threads, tile_k, min_blocks;
+      };
+      for (const Variant v : {Variant{256, 8, 1}, Variant{256, 8, 2}, Variant{256, 16, 1}, Variant{256, 16, 2},
+                              Variant{128, 8, 1}, Variant{128, 8, 2}, Variant{128, 8, 3}, Variant{128, 16, 2}})
+        add(std::string(v.threads == 256 ? "register-tiled 8x8" : "warp-tiled 16x8") + " (K step " +
+                std::to_string(v.tile_k) + "; " + std::to_string(v.min_blocks) + " block(s)/SM)",
+            [&, v](cudaStream_t s) {
+              matmul_register_tiled_variant(v.threads, v.tile_k, v.min_blocks, A.data(), B.data(), C.data(), n, n, n, s);
+            },
+            20);
       add("cuBLAS FP32", [&](cudaStream_t s) { cublas.matmul(A.data(), B.data(), C.data(), n, n, n, s); }, 20);
       print(rows, csv);
     }

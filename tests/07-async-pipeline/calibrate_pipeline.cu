@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <stdexcept>
 #include <string>
 
 #include "course/calibration.h"
@@ -45,10 +46,30 @@ int main(int argc, char** argv) {
       row("memcpy_async " + std::to_string(stages) + " stage" + (stages > 1 ? "s" : ""), stages,
           [&](cudaStream_t s) { mirror_tiles_pipelined_stages(stages, in.data(), out.data(), n, s); });
     if (course::current_device().compute_major >= 9) {
+      // Every bulk variant's output must equal the synchronous kernel's (same arithmetic).
+      mirror_tiles_sync(in.data(), out.data(), n, stream);
+      CUDA_CHECK_LAUNCH("mirror_tiles_sync");
+      const auto expected = out.download();
       row("bulk copy (reference)", 0, [&](cudaStream_t s) { mirror_tiles_bulk(in.data(), out.data(), n, s); });
-      for (int stages : {4, 8, 10, 11})
-        row("bulk copy (TMA) " + std::to_string(stages) + " stages", stages,
-            [&](cudaStream_t s) { mirror_tiles_bulk_stages(stages, in.data(), out.data(), n, s); });
+      struct Bulk {
+        int stages, tiles_per_stage;
+        bool spin;
+      };
+      for (const Bulk v : {Bulk{2, 1, true}, Bulk{4, 1, true}, Bulk{4, 1, false}, Bulk{8, 1, false}, Bulk{10, 1, false}, Bulk{11, 1, false},
+                           Bulk{10, 1, true}, Bulk{11, 1, true}, Bulk{4, 2, true}, Bulk{5, 2, true},
+                           Bulk{5, 2, false}, Bulk{3, 3, true}, Bulk{2, 4, true}}) {
+        auto run = [&](cudaStream_t s) {
+          if (!mirror_tiles_bulk_variant(v.stages, v.tiles_per_stage, v.spin, in.data(), out.data(), n, s))
+            throw std::runtime_error("bulk variant not built");
+        };
+        out.poison();
+        run(stream);
+        CUDA_CHECK_LAUNCH("bulk variant");
+        if (out.download() != expected) throw std::runtime_error("a bulk variant's output differs");
+        row("bulk copy (TMA) " + std::to_string(v.stages) + " stages x " + std::to_string(v.tiles_per_stage) +
+                " tile" + (v.tiles_per_stage > 1 ? "s" : "") + (v.spin ? " try_wait" : " wait_parity"),
+            v.stages * v.tiles_per_stage, run);
+      }
     }
   });
 }

@@ -324,8 +324,9 @@ TEST_F(MirrorTilesBulkStretchPerf, AtLeast0_80OfCopyPeak) {
   if (HasFailure()) return;
   course::PerfCheck perf{"mirror_tiles_bulk, 2^26 floats", mine.gbps, "GB/s", peak, "the device-to-device copy peak",
                          kBulkOverCopyPeak,
-                         "keep several tiles in flight (start kStages copies before the first wait) and let "
-                         "thread 0 refill a stage as soon as the block is done with it.",
+                         "keep several tiles in flight (start kStages copies before the first wait), let "
+                         "thread 0 refill a stage as soon as the block is done with it, and wait for a stage "
+                         "with a mbarrier_try_wait_parity loop rather than wait_parity (README).",
                          mine.timing};
   complete(perf, mine);
   EXPECT_TRUE(course::meets_ratio(perf));
