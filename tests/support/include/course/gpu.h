@@ -2,9 +2,12 @@
 /// @brief Finding the GPU, describing it, and measuring its copy peak.
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace course {
 
@@ -58,5 +61,28 @@ double measure_copy_peak_gbps();
 /// measured once per process on 256 MiB, the fastest of 20 copies: the peak of the host link
 /// for transfer thresholds.
 double measure_pinned_h2d_peak_gbps();
+
+/// The host link's speed around a perf test's own calls: one pinned host-to-device copy of
+/// `bytes` (the test's pinned buffer, never the submission's), timed with events, before each
+/// call (from FreshCalls::change, the device idle). A test whose speed is the link's compares
+/// its median with this median: both then see the same link, which on the lent H100 is bimodal
+/// at times (24-31 GB/s for a while, 55 otherwise), so a peak taken earlier may not hold.
+class PinnedCopyProbe {
+ public:
+  explicit PinnedCopyProbe(std::size_t bytes);
+  ~PinnedCopyProbe();
+  PinnedCopyProbe(const PinnedCopyProbe&) = delete;
+  PinnedCopyProbe& operator=(const PinnedCopyProbe&) = delete;
+  void time_one(cudaStream_t stream);  ///< one copy, timed; waits for it
+  double median_gbps() const;          ///< bytes / median time, 0 before any copy
+  int copies() const { return static_cast<int>(times_ms_.size()); }
+
+ private:
+  std::size_t bytes_;
+  void* host_ = nullptr;
+  void* device_ = nullptr;
+  cudaEvent_t start_{}, stop_{};
+  std::vector<double> times_ms_;
+};
 
 }  // namespace course
