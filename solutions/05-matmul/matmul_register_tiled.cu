@@ -5,6 +5,8 @@
 // thread reads its 8 values of A as two float4) and B's kTileK x 128 tile in shared memory, double
 // buffered, so that the global loads of the next step overlap the arithmetic of this one.
 // Each value read from shared memory feeds 8 multiply-adds.
+#include <cuda_pipeline.h>
+
 #include <cstdint>
 
 #include "matmul.h"
@@ -273,6 +275,98 @@ __global__ void __launch_bounds__(128, kMinBlocks) warp_tiled_kernel(const float
   }
 }
 
+#ifdef COURSE_REFERENCE_VARIANTS
+// Calibration only: the same 8 x 8 outputs per thread, but the tiles filled by asynchronous copies
+// (chapter 07), kStages of them in flight, one barrier per step; A kept as it lies (rows of K),
+// read as float4 along K, four steps of K at a time. Needs K % 4 == 0, N % 4 == 0 and 16-byte
+// aligned matrices (the launcher checks). Shared memory is dynamic (more than 48 KiB may be asked).
+template <int kTileK, int kStages, int kMinBlocks>
+__global__ void __launch_bounds__(kThreads, kMinBlocks) async_tiled_kernel(const float* __restrict__ A,
+                                                                           const float* __restrict__ B,
+                                                                           float* __restrict__ C, int M, int N, int K) {
+  constexpr int kRowA = kTileK + 4;  // padded row of A's tile (floats), 16-byte multiple
+  constexpr int kStageFloats = kBlockM * kRowA + kTileK * kBlockN;
+  constexpr int kLoads = kTileK / 8;  // float4s of A, and of B, per thread per step
+  extern __shared__ __align__(16) float smem[];
+  auto a_tile = [&](int stage) { return smem + stage * kStageFloats; };
+  auto b_tile = [&](int stage) { return smem + stage * kStageFloats + kBlockM * kRowA; };
+
+  const int tid = threadIdx.x;
+  const int tx = tid % 16;
+  const int ty = tid / 16;
+  const int m0 = blockIdx.y * kBlockM;
+  const int n0 = blockIdx.x * kBlockN;
+  const int steps = (K + kTileK - 1) / kTileK;
+
+  auto load = [&](int step) {
+    if (step < steps) {
+      const int k0 = step * kTileK;
+      float* a = a_tile(step % kStages);
+      float* b = b_tile(step % kStages);
+#pragma unroll
+      for (int l = 0; l < kLoads; ++l) {
+        const int f = tid + l * kThreads;
+        const int row = f / (kTileK / 4), kc = (f % (kTileK / 4)) * 4;
+        const bool a_in = m0 + row < M && k0 + kc < K;
+        __pipeline_memcpy_async(a + row * kRowA + kc, a_in ? A + static_cast<size_t>(m0 + row) * K + k0 + kc : A, 16,
+                                a_in ? 0 : 16);
+        const int bk = f / (kBlockN / 4), bn = (f % (kBlockN / 4)) * 4;
+        const bool b_in = k0 + bk < K && n0 + bn < N;
+        __pipeline_memcpy_async(b + bk * kBlockN + bn, b_in ? B + static_cast<size_t>(k0 + bk) * N + n0 + bn : B, 16,
+                                b_in ? 0 : 16);
+      }
+    }
+    __pipeline_commit();  // an empty batch past the end keeps the wait count right
+  };
+
+  float acc[8][8] = {};
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) load(s);
+
+  for (int step = 0; step < steps; ++step) {
+    __pipeline_wait_prior(kStages - 2);  // this thread's copies of `step` have landed
+    __syncthreads();                     // everyone's have, and everyone is done with step - 1
+    load(step + kStages - 1);            // into the stage that step - 1 used
+    const float* a = a_tile(step % kStages);
+    const float* b = b_tile(step % kStages);
+#pragma unroll
+    for (int kc = 0; kc < kTileK; kc += 4) {
+      float4 a4[8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        const int row = i < 4 ? 4 * ty + i : 64 + 4 * ty + (i - 4);
+        a4[i] = *reinterpret_cast<const float4*>(a + row * kRowA + kc);
+      }
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        const float4 b_lo = *reinterpret_cast<const float4*>(b + (kc + kk) * kBlockN + 4 * tx);
+        const float4 b_hi = *reinterpret_cast<const float4*>(b + (kc + kk) * kBlockN + 64 + 4 * tx);
+        const float bv[8] = {b_lo.x, b_lo.y, b_lo.z, b_lo.w, b_hi.x, b_hi.y, b_hi.z, b_hi.w};
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+          const float av = kk == 0 ? a4[i].x : kk == 1 ? a4[i].y : kk == 2 ? a4[i].z : a4[i].w;
+#pragma unroll
+          for (int j = 0; j < 8; ++j) acc[i][j] += av * bv[j];
+        }
+      }
+    }
+  }
+
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int row = m0 + (i < 4 ? 4 * ty + i : 64 + 4 * ty + (i - 4));
+    if (row >= M) continue;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int col = n0 + half * 64 + 4 * tx;
+      if (col < N)
+        *reinterpret_cast<float4*>(C + static_cast<size_t>(row) * N + col) =
+            make_float4(acc[i][half * 4], acc[i][half * 4 + 1], acc[i][half * 4 + 2], acc[i][half * 4 + 3]);
+    }
+  }
+}
+#endif
+
 bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
 template <int kTileK, int kMinBlocks>
@@ -304,6 +398,29 @@ void matmul_register_tiled(const float* A, const float* B, float* C, int M, int 
 }
 
 #ifdef COURSE_REFERENCE_VARIANTS
+namespace {
+template <int kTileK, int kStages, int kMinBlocks>
+void launch_async(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t stream) {
+  if (M <= 0 || N <= 0 || K <= 0) return;
+  if (!(K % 4 == 0 && N % 4 == 0 && aligned16(A) && aligned16(B) && aligned16(C)))
+    return launch<kTileK, kMinBlocks>(A, B, C, M, N, K, stream);
+  constexpr size_t kBytes = sizeof(float) * kStages * (kBlockM * (kTileK + 4) + kTileK * kBlockN);
+  auto* kernel = async_tiled_kernel<kTileK, kStages, kMinBlocks>;
+  (void)cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kBytes));
+  const dim3 grid((N + kBlockN - 1) / kBlockN, (M + kBlockM - 1) / kBlockM);
+  kernel<<<grid, kThreads, kBytes, stream>>>(A, B, C, M, N, K);
+}
+}  // namespace
+
+void matmul_async_tiled_variant(int tile_k, int stages, int min_blocks, const float* A, const float* B, float* C, int M,
+                                int N, int K, cudaStream_t stream) {
+  if (tile_k == 8 && stages == 3 && min_blocks == 2) return launch_async<8, 3, 2>(A, B, C, M, N, K, stream);
+  if (tile_k == 8 && stages == 4 && min_blocks == 2) return launch_async<8, 4, 2>(A, B, C, M, N, K, stream);
+  if (tile_k == 16 && stages == 2 && min_blocks == 2) return launch_async<16, 2, 2>(A, B, C, M, N, K, stream);
+  if (tile_k == 16 && stages == 3 && min_blocks == 2) return launch_async<16, 3, 2>(A, B, C, M, N, K, stream);
+  if (tile_k == 16 && stages == 3 && min_blocks == 1) return launch_async<16, 3, 1>(A, B, C, M, N, K, stream);
+}
+
 void matmul_register_tiled_variant(int threads, int tile_k, int min_blocks, const float* A, const float* B, float* C,
                                    int M, int N, int K, cudaStream_t stream) {
   if (threads == 256 && tile_k == 8 && min_blocks == 1) return launch<8, 1>(A, B, C, M, N, K, stream);

@@ -17,3 +17,10 @@ void matmul_tiled16(const float* A, const float* B, float* C, int M, int N, int 
 /// others do nothing.
 void matmul_register_tiled_variant(int threads, int tile_k, int min_blocks, const float* A, const float* B, float* C,
                                    int M, int N, int K, cudaStream_t stream);
+
+/// The register-tiled C = A·B (8 x 8 outputs per thread, 256 threads) with its tiles filled by
+/// asynchronous copies, `stages` deep, `tile_k` along K per step, compiled for `min_blocks` blocks
+/// per SM: (8, 3|4, 2), (16, 2|3, 2) and (16, 3, 1) are built; others do nothing. Falls back to
+/// the reference kernel unless K and N are multiples of 4 and the matrices 16-byte aligned.
+void matmul_async_tiled_variant(int tile_k, int stages, int min_blocks, const float* A, const float* B, float* C, int M,
+                                int N, int K, cudaStream_t stream);

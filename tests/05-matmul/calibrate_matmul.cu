@@ -93,6 +93,16 @@ int main(int argc, char** argv) {
               matmul_register_tiled_variant(v.threads, v.tile_k, v.min_blocks, A.data(), B.data(), C.data(), n, n, n, s);
             },
             20);
+      struct Async {
+        int tile_k, stages, min_blocks;
+      };
+      for (const Async v : {Async{8, 3, 2}, Async{8, 4, 2}, Async{16, 2, 2}, Async{16, 3, 2}, Async{16, 3, 1}})
+        add("async-copy 8x8 (K step " + std::to_string(v.tile_k) + "; " + std::to_string(v.stages) + " stages; " +
+                std::to_string(v.min_blocks) + " block(s)/SM)",
+            [&, v](cudaStream_t s) {
+              matmul_async_tiled_variant(v.tile_k, v.stages, v.min_blocks, A.data(), B.data(), C.data(), n, n, n, s);
+            },
+            20);
       add("cuBLAS FP32", [&](cudaStream_t s) { cublas.matmul(A.data(), B.data(), C.data(), n, n, n, s); }, 20);
       print(rows, csv);
     }
