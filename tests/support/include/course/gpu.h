@@ -69,12 +69,14 @@ double measure_pinned_h2d_peak_gbps();
 /// at times (24-31 GB/s for a while, 55 otherwise), so a peak taken earlier may not hold.
 class PinnedCopyProbe {
  public:
+  /// Allocates `bytes` of pinned host memory (every page touched) and as many on the device.
   explicit PinnedCopyProbe(std::size_t bytes);
   ~PinnedCopyProbe();
   PinnedCopyProbe(const PinnedCopyProbe&) = delete;
   PinnedCopyProbe& operator=(const PinnedCopyProbe&) = delete;
   void time_one(cudaStream_t stream);  ///< one copy, timed; waits for it
   double median_gbps() const;          ///< bytes / median time, 0 before any copy
+  /// How many copies have been timed.
   int copies() const { return static_cast<int>(times_ms_.size()); }
 
  private:
