@@ -3,8 +3,6 @@
 #include <cuda/barrier>
 #include <cuda/ptx>
 
-#include <tuple>
-
 #include "pipeline.h"
 #ifdef COURSE_REFERENCE_VARIANTS  // the calibration program's build only
 #include "pipeline_variants.h"
@@ -119,11 +117,8 @@ __global__ void __launch_bounds__(kPipelineThreads) bulk_kernel(const float* __r
 }
 
 template <int S, int T, bool kSpin>
-bool launch_bulk(int stages, int tiles_per_stage, bool spin, const float* in, float* out, size_t n,
-                 cudaStream_t stream) {
-  if (stages != S || tiles_per_stage != T || spin != kSpin) return false;
+void launch_bulk(const float* in, float* out, size_t n, cudaStream_t stream) {
   if (n > 0) bulk_kernel<S, T, kSpin><<<pipeline_grid_size(), kPipelineThreads, 0, stream>>>(in, out, n);
-  return true;
 }
 #endif
 }  // namespace
@@ -140,11 +135,20 @@ __global__ void __launch_bounds__(kPipelineThreads)
 #ifdef COURSE_REFERENCE_VARIANTS
 bool mirror_tiles_bulk_variant(int stages, int tiles_per_stage, bool spin, const float* in, float* out, size_t n,
                                cudaStream_t stream) {
-  const auto args = std::make_tuple(stages, tiles_per_stage, spin, in, out, n, stream);
-  auto try_one = [&](auto launch) { return std::apply(launch, args); };
-  return try_one(launch_bulk<2, 1, true>) || try_one(launch_bulk<4, 1, true>) || try_one(launch_bulk<4, 1, false>) || try_one(launch_bulk<8, 1, false>) || try_one(launch_bulk<10, 1, false>) ||
-         try_one(launch_bulk<11, 1, false>) || try_one(launch_bulk<10, 1, true>) || try_one(launch_bulk<11, 1, true>) ||
-         try_one(launch_bulk<4, 2, true>) || try_one(launch_bulk<5, 2, true>) || try_one(launch_bulk<5, 2, false>) ||
-         try_one(launch_bulk<3, 3, true>) || try_one(launch_bulk<2, 4, true>);
+  const auto is = [&](int s, int t, bool w) { return stages == s && tiles_per_stage == t && spin == w; };
+  if (is(2, 1, true)) return launch_bulk<2, 1, true>(in, out, n, stream), true;
+  if (is(4, 1, true)) return launch_bulk<4, 1, true>(in, out, n, stream), true;
+  if (is(4, 1, false)) return launch_bulk<4, 1, false>(in, out, n, stream), true;
+  if (is(8, 1, false)) return launch_bulk<8, 1, false>(in, out, n, stream), true;
+  if (is(10, 1, false)) return launch_bulk<10, 1, false>(in, out, n, stream), true;
+  if (is(11, 1, false)) return launch_bulk<11, 1, false>(in, out, n, stream), true;
+  if (is(10, 1, true)) return launch_bulk<10, 1, true>(in, out, n, stream), true;
+  if (is(11, 1, true)) return launch_bulk<11, 1, true>(in, out, n, stream), true;
+  if (is(4, 2, true)) return launch_bulk<4, 2, true>(in, out, n, stream), true;
+  if (is(5, 2, true)) return launch_bulk<5, 2, true>(in, out, n, stream), true;
+  if (is(5, 2, false)) return launch_bulk<5, 2, false>(in, out, n, stream), true;
+  if (is(3, 3, true)) return launch_bulk<3, 3, true>(in, out, n, stream), true;
+  if (is(2, 4, true)) return launch_bulk<2, 4, true>(in, out, n, stream), true;
+  return false;
 }
 #endif

@@ -152,35 +152,24 @@ double measure_pinned_h2d_peak_gbps() {
   return peak;
 }
 
-PinnedCopyProbe::PinnedCopyProbe(std::size_t bytes) : bytes_(bytes) {
-  CUDA_CHECK(cudaMallocHost(&host_, bytes));
-  std::memset(host_, 1, bytes);  // every page touched before timing
-  CUDA_CHECK(cudaMalloc(&device_, bytes));
-  CUDA_CHECK(cudaEventCreate(&start_));
-  CUDA_CHECK(cudaEventCreate(&stop_));
-}
-
-PinnedCopyProbe::~PinnedCopyProbe() {
-  cudaEventDestroy(start_);
-  cudaEventDestroy(stop_);
-  cudaFree(device_);
-  cudaFreeHost(host_);
+PinnedCopyProbe::PinnedCopyProbe(std::size_t bytes)
+    : host_(bytes, "the link probe's pinned buffer"), device_(bytes, "the link probe's device buffer") {
+  std::memset(host_.data(), 1, bytes);  // every page touched before timing
 }
 
 void PinnedCopyProbe::time_one(cudaStream_t stream) {
-  CUDA_CHECK(cudaEventRecord(start_, stream));
-  CUDA_CHECK(cudaMemcpyAsync(device_, host_, bytes_, cudaMemcpyHostToDevice, stream));
-  CUDA_CHECK(cudaEventRecord(stop_, stream));
-  CUDA_CHECK(cudaEventSynchronize(stop_));
-  float ms = 0;
-  CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
-  times_ms_.push_back(ms);
+  const TimingStats t = time_on_stream(
+      [&](cudaStream_t s) {
+        CUDA_CHECK(cudaMemcpyAsync(device_.data(), host_.data(), host_.bytes(), cudaMemcpyHostToDevice, s));
+      },
+      stream, 0, 1);
+  times_ms_.push_back(t.median_ms);
 }
 
 double PinnedCopyProbe::median_gbps() const {
   if (times_ms_.empty()) return 0;
   const double median_ms = summarize_timings(times_ms_).median_ms;
-  return median_ms > 0 ? bytes_ / 1e9 / (median_ms / 1e3) : 0;
+  return median_ms > 0 ? host_.bytes() / 1e9 / (median_ms / 1e3) : 0;
 }
 
 }  // namespace course

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "course/device_buffer.h"
+
 namespace course {
 
 /// Why no GPU test can run here ("no CUDA device: <error>"), or nothing when a device is usable.
@@ -71,19 +73,14 @@ class PinnedCopyProbe {
  public:
   /// Allocates `bytes` of pinned host memory (every page touched) and as many on the device.
   explicit PinnedCopyProbe(std::size_t bytes);
-  ~PinnedCopyProbe();
-  PinnedCopyProbe(const PinnedCopyProbe&) = delete;
-  PinnedCopyProbe& operator=(const PinnedCopyProbe&) = delete;
-  void time_one(cudaStream_t stream);  ///< one copy, timed; waits for it
+  void time_one(cudaStream_t stream);  ///< one copy, timed with events; waits for it
   double median_gbps() const;          ///< bytes / median time, 0 before any copy
   /// How many copies have been timed.
   int copies() const { return static_cast<int>(times_ms_.size()); }
 
  private:
-  std::size_t bytes_;
-  void* host_ = nullptr;
-  void* device_ = nullptr;
-  cudaEvent_t start_{}, stop_{};
+  PinnedHostBuffer<unsigned char> host_;
+  DeviceBuffer<unsigned char> device_;
   std::vector<double> times_ms_;
 };
 
