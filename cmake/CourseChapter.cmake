@@ -126,12 +126,25 @@ function(course_add_code_policy library prefix status_dir given_sources tests_ob
   endforeach()
 endfunction()
 
+# Writes the SASS of test program `exe` beside it once it is linked, for the architectures of
+# COURSE_SASS_CACHE_ARCHITECTURES (cmake/CourseSassCache.cmake says why).
+function(course_cache_sass exe)
+  if(COURSE_SASS_CACHE_ARCHITECTURES AND COURSE_CUOBJDUMP)
+    string(REPLACE ";" "," archs "${COURSE_SASS_CACHE_ARCHITECTURES}")  # one argument
+    add_custom_command(TARGET ${exe} POST_BUILD
+      COMMAND "${CMAKE_COMMAND}" "-DCOURSE_EXE=$<TARGET_FILE:${exe}>" "-DCOURSE_CUOBJDUMP=${COURSE_CUOBJDUMP}"
+              "-DCOURSE_SASS_ARCHS=${archs}" -P "${PROJECT_SOURCE_DIR}/cmake/CourseSassCache.cmake"
+      VERBATIM)
+  endif()
+endfunction()
+
 # Links a chapter's test program: the judge first (the tests, their main, the support library,
 # GoogleTest), the exercise library last, so that the judge's copies of inline functions and
 # template instances are the ones every caller gets, and a submission's definition of a judge
 # function clashes instead of replacing it.
 function(course_link_test_program exe tests_obj exercise_library)
   target_link_libraries(${exe} PRIVATE ${tests_obj} course_gtest_main course_support GTest::gtest ${exercise_library})
+  course_cache_sass(${exe})
 endfunction()
 
 # Gives `target` the architectures that <dir>/architectures.cmake sets, if any. The file is read

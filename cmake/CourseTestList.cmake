@@ -145,6 +145,10 @@ endif()
 if(NOT "$ENV{COURSE_PERF_SCALE}" STREQUAL "")
   list(APPEND _course_flags "--course_perf_scale=$ENV{COURSE_PERF_SCALE}")
 endif()
+# A diagnostic: where each program's time goes (tools/profile-tests.py sums it over a ctest log).
+if("$ENV{COURSE_PROFILE}" STREQUAL "1")
+  list(APPEND _course_flags "--course_profile=1")
+endif()
 
 # One ctest test: the program with one case selected, its own record, and its properties.
 function(_course_add_case name filter labels timeout serial environment)

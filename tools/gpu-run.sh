@@ -4,7 +4,8 @@
 # (every wrong, cheating and legitimate submission of tools/fixtures gets its verdict),
 # compute-sanitizer on the references, with COURSE_CALIBRATE=1 the calibration programs
 # (tables and CSV for docs/data), and with COURSE_GRADE_CLASS=1 the class fixtures graded with
-# tools/grade-class on every GPU here (tests/grading/check_grade_class.py; class.csv kept).
+# tools/grade-class on every GPU here (tests/grading/check_grade_class.py; class.csv kept), and
+# with COURSE_PROFILE=1 where each test run's time went (tools/profile-tests.py, profile-N.txt).
 # Usage: tools/gpu-run.sh [log-dir]   Exit status: non-zero if a reference test or a fixture
 # verdict failed (the grade workflow is expected to fail on untouched starters).
 set -uo pipefail
@@ -28,6 +29,9 @@ for run in $(seq 1 "$runs"); do
   status=$?
   [ $status -ne 0 ] && test_status=1
   echo "== test workflow run $run/$runs: exit $status, $(( $(date +%s) - start )) s: $(grep -E "tests passed|tests failed" "$logs/test-$run.log")"
+  # ctest's own log of the run (every test's output and time); with COURSE_PROFILE=1, where it went.
+  cp build/Testing/Temporary/LastTest.log "$logs/ctest-$run.log" 2>/dev/null
+  [ "${COURSE_PROFILE:-}" = 1 ] && python3 tools/profile-tests.py "$logs/ctest-$run.log" --top 15 >"$logs/profile-$run.txt"
   grep -E "\((Failed|Timeout|SEGFAULT|Subprocess aborted|Exception)\)" "$logs/test-$run.log" | head -20
 done
 grep -E "\(Skipped\)" "$logs/test-1.log" | head -10

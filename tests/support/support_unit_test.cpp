@@ -6,9 +6,14 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <set>
 #include <limits>
 #include <stdexcept>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "course/activity.h"
 #include "course/compare.h"
@@ -113,19 +118,20 @@ TEST(PerfScale, ParsesValidFactorsAndRejectsOthers) {
 
 TEST(Settings, ComeFromTheCommandLineAndLeaveTheRestToGoogleTest) {
   char program[] = "tests", seed[] = "--course_seed=42", scale[] = "--course_perf_scale=0.5",
-       tool[] = "--course_sanitizer=memcheck", filter[] = "--gtest_filter=A.B";
-  char* argv[] = {program, seed, filter, scale, tool, nullptr};
-  int argc = 5;
+       tool[] = "--course_sanitizer=memcheck", filter[] = "--gtest_filter=A.B", profile[] = "--course_profile=1";
+  char* argv[] = {program, seed, filter, scale, tool, profile, nullptr};
+  int argc = 6;
   const course::Settings parsed = course::parse_settings_from(&argc, argv);
   EXPECT_EQ(parsed.seed, std::uint64_t{42});
   EXPECT_DOUBLE_EQ(parsed.perf_scale, 0.5);
   EXPECT_EQ(parsed.sanitizer, "memcheck");
+  EXPECT_TRUE(parsed.profile);
   ASSERT_EQ(argc, 2);
   EXPECT_STREQ(argv[1], "--gtest_filter=A.B");
   EXPECT_EQ(argv[2], nullptr);
 
-  char bad_scale[] = "--course_perf_scale=7", unknown[] = "--course_speed=9";
-  for (char* bad : {bad_scale, unknown}) {
+  char bad_scale[] = "--course_perf_scale=7", unknown[] = "--course_speed=9", bad_profile[] = "--course_profile=yes";
+  for (char* bad : {bad_scale, unknown, bad_profile}) {
     char* args[] = {program, bad, nullptr};
     int count = 2;
     EXPECT_THROW(course::parse_settings_from(&count, args), std::invalid_argument) << bad;
@@ -137,12 +143,19 @@ TEST(Settings, ComeFromTheCommandLineAndLeaveTheRestToGoogleTest) {
   EXPECT_FALSE(defaults.seed.has_value());
   EXPECT_DOUBLE_EQ(defaults.perf_scale, 1.0);
   EXPECT_TRUE(defaults.sanitizer.empty());
+  EXPECT_FALSE(defaults.profile);
 }
 
 TEST(Random, AnElementAloneIsTheSameAsInTheWholeSequence) {
   const auto values = course::random_floats(1000, 77, -0.5f, 2.0f);
   for (std::size_t i : {std::size_t{0}, std::size_t{1}, std::size_t{499}, std::size_t{999}})
     EXPECT_EQ(course::random_float_at(77, i, -0.5f, 2.0f), values[i]) << i;
+  // A large input is filled by several threads: the same elements, seams included.
+  const std::size_t large = (std::size_t{3} << 22) + 17;
+  const auto many = course::random_floats(large, 78, -1.0f, 1.0f);
+  for (std::size_t i : {std::size_t{0}, (std::size_t{1} << 22) - 1, std::size_t{1} << 22, large / 2, large / 2 + 1,
+                        large - 1})
+    EXPECT_EQ(course::random_float_at(78, i, -1.0f, 1.0f), many[i]) << i;
 }
 
 TEST(FreshElements, DistinctSortedPlacesAndNewValues) {
@@ -410,6 +423,36 @@ TEST(ExecutedInstructions, NamesOpcodesWidthsAndOffsets) {
   EXPECT_EQ(executed.threads("LDGSTS", "k"), 259);
   EXPECT_EQ(executed.warps("UBLKCP"), 5);
   EXPECT_EQ(executed.bytes("UBLKCP"), 0);
+}
+
+// The SASS the build wrote beside a program is read only while it is newer than the program:
+// a program linked again after it makes the test run cuobjdump (here: none configured, so it
+// throws) instead of reading another program's instructions.
+TEST(Fatbin, SassCacheIsReadOnlyWhileNewerThanTheProgram) {
+  char folder[] = "/tmp/course-sass-cache-XXXXXX";
+  ASSERT_NE(mkdtemp(folder), nullptr);
+  const std::string program = std::string(folder) + "/tests";
+  const std::string cache = course::sass_cache_path(program, 90);
+  EXPECT_EQ(cache, program + ".sm_90.sass");
+  std::ofstream(program) << "not really a program";
+  std::ofstream(cache) << "\n\tcode for sm_90\n\t\tFunction : _Z6kernelv\n"
+                          "        /*0000*/                   LDC R1, c[0x0][0x28] ;   /* 0x00000a00ff017b82 */\n";
+  const auto set_mtime = [](const std::string& path, long seconds) {
+    const struct timespec times[2] = {{seconds, 0}, {seconds, 0}};
+    return utimensat(AT_FDCWD, path.c_str(), times, 0) == 0;
+  };
+  ASSERT_TRUE(set_mtime(program, 1000000));
+  ASSERT_TRUE(set_mtime(cache, 1000001));
+  const auto functions = course::binary_sass(program, "", 90);
+  ASSERT_EQ(functions.size(), 1u);
+  EXPECT_EQ(functions[0].name, "_Z6kernelv");
+  EXPECT_EQ(course::instructions_by_offset(functions[0].text).at(0), "LDC R1, c[0x0][0x28]");
+  EXPECT_THROW(course::binary_sass(program, "", 80), std::runtime_error) << "no cache for sm_80";
+  ASSERT_TRUE(set_mtime(program, 1000002));  // linked again after the cache was written
+  EXPECT_THROW(course::binary_sass(program, "", 90), std::runtime_error);
+  std::remove(cache.c_str());
+  std::remove(program.c_str());
+  rmdir(folder);
 }
 
 // Counting what ran, on the GPU: the judge's own fill kernel stores each of its `count` floats

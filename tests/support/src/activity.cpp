@@ -1,4 +1,5 @@
 #include "course/activity.h"
+#include "course/profile.h"
 
 #include <cuda_runtime_api.h>
 #include <cupti.h>
@@ -486,11 +487,13 @@ Activity record(const std::function<void()>& before, const std::function<void()>
 
 Activity record_activity(const std::function<void()>& work, const std::vector<LaunchArguments>& read,
                          Counting counting) {
+  const ProfileScope phase("record_activity (CUPTI)");
   return record(nullptr, work, read, counting);
 }
 
 Activity record_activity_on(void* stream, const std::function<void()>& work, const std::vector<LaunchArguments>& read,
                             Counting counting) {
+  const ProfileScope phase("record_activity (CUPTI)");
   void* marker = nullptr;
   CUDA_CHECK(cudaMalloc(&marker, 4));
   Activity activity;

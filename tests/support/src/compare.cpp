@@ -1,4 +1,5 @@
 #include "course/compare.h"
+#include "course/profile.h"
 
 #include <cmath>
 #include <iomanip>
@@ -8,6 +9,7 @@ namespace course {
 
 ComparisonReport compare(const double* expected, const float* actual, std::size_t count,
                          Tolerance tolerance, std::size_t max_listed) {
+  const ProfileScope phase("compare (host)");
   ComparisonReport report;
   report.checked = count;
   for (std::size_t i = 0; i < count; ++i) {

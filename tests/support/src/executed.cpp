@@ -1,4 +1,5 @@
 #include "course/executed.h"
+#include "course/profile.h"
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -210,6 +211,7 @@ bool start_counting_once(std::string* why_not) {
 // Another process counting on the same GPU may hold its counters for a moment (ctest runs test
 // processes side by side): a refusal is tried again for a few seconds before it is reported.
 bool start_counting_instructions(std::string* why_not) {
+  const ProfileScope phase("count instructions: start (CUPTI profiler)");
   for (int attempt = 0;; ++attempt) {
     if (start_counting_once(why_not)) return true;
     if (attempt == 19 || !counting().profiler_ready) return false;
@@ -218,6 +220,7 @@ bool start_counting_instructions(std::string* why_not) {
 }
 
 ExecutedInstructions stop_counting_instructions() {
+  const ProfileScope phase("count instructions: stop and read");
   auto& state = counting();
   std::lock_guard<std::mutex> lock(state.mutex);
   ExecutedInstructions executed;

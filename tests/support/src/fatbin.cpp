@@ -1,4 +1,5 @@
 #include "course/fatbin.h"
+#include "course/profile.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -6,10 +7,12 @@
 #include <fstream>
 #include <iterator>
 #include <mutex>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <stdexcept>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace course {
@@ -68,6 +71,7 @@ EmbeddedCode parse_cuobjdump_listing(const std::string& listing) {
 }
 
 EmbeddedCode inspect_binary(const std::string& path, const std::string& cuobjdump) {
+  const ProfileScope phase("cuobjdump (listing)");
   if (!cuobjdump.empty()) {
     const std::string command = "\"" + cuobjdump + "\" --list-elf --list-ptx \"" + path + "\" 2>/dev/null";
     if (std::FILE* pipe = popen(command.c_str(), "r")) {
@@ -126,7 +130,34 @@ std::vector<FunctionSass> parse_cuobjdump_sass(const std::string& listing) {
   return functions;
 }
 
+namespace {
+// The SASS the build wrote beside `path` for sm_<arch> (cmake/CourseSassCache.cmake), if there
+// is such a file and it is newer than the program: else nothing, and cuobjdump runs.
+std::optional<std::string> cached_sass(const std::string& path, int arch) {
+  const std::string cache = sass_cache_path(path, arch);
+  struct stat program {}, cached {};
+  if (stat(path.c_str(), &program) != 0 || stat(cache.c_str(), &cached) != 0) return std::nullopt;
+  const auto newer_or_same = [](const struct timespec& a, const struct timespec& b) {
+    return a.tv_sec > b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec >= b.tv_nsec);
+  };
+  if (!newer_or_same(cached.st_mtim, program.st_mtim)) return std::nullopt;
+  std::ifstream in(cache, std::ios::binary);
+  std::string listing((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof()) return std::nullopt;
+  return listing;
+}
+}  // namespace
+
+std::string sass_cache_path(const std::string& program, int arch) {
+  return program + ".sm_" + std::to_string(arch) + ".sass";
+}
+
 std::vector<FunctionSass> binary_sass(const std::string& path, const std::string& cuobjdump, int arch) {
+  if (auto listing = cached_sass(path, arch)) {
+    const ProfileScope phase("SASS read from the build's cache");
+    return parse_cuobjdump_sass(*listing);
+  }
+  const ProfileScope phase("cuobjdump -sass");
   if (cuobjdump.empty()) throw std::runtime_error("no cuobjdump was found at configure time: cannot read SASS");
   const std::string command =
       "\"" + cuobjdump + "\" -sass -arch sm_" + std::to_string(arch) + " \"" + path + "\" 2>&1";
@@ -141,13 +172,24 @@ std::vector<FunctionSass> binary_sass(const std::string& path, const std::string
 }
 
 std::map<unsigned, std::string> instructions_by_offset(const std::string& sass_text) {
+  // By hand, not std::regex: a program's SASS is hundreds of thousands of lines.
   std::map<unsigned, std::string> found;
-  const std::regex line(R"(^\s*/\*([0-9a-fA-F]+)\*/\s+(.*?)\s*;)");
   std::istringstream lines(sass_text);
   std::string text;
-  std::smatch match;
-  while (std::getline(lines, text))
-    if (std::regex_search(text, match, line)) found[static_cast<unsigned>(std::stoul(match[1], nullptr, 16))] = match[2];
+  while (std::getline(lines, text)) {
+    std::size_t at = text.find_first_not_of(" \t");
+    if (at == std::string::npos || text.compare(at, 2, "/*") != 0) continue;
+    const std::size_t close = text.find("*/", at + 2);
+    if (close == std::string::npos || close == at + 2) continue;
+    const std::string offset = text.substr(at + 2, close - at - 2);
+    if (offset.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) continue;
+    const std::size_t begin = text.find_first_not_of(" \t", close + 2);
+    const std::size_t semicolon = text.find(';', close + 2);
+    if (begin == std::string::npos || semicolon == std::string::npos || begin >= semicolon) continue;
+    std::size_t end = semicolon;
+    while (end > begin && (text[end - 1] == ' ' || text[end - 1] == '\t')) --end;
+    found[static_cast<unsigned>(std::stoul(offset, nullptr, 16))] = text.substr(begin, end - begin);
+  }
   return found;
 }
 

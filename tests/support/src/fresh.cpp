@@ -1,4 +1,5 @@
 #include "course/fresh.h"
+#include "course/profile.h"
 
 #include <algorithm>
 #include <set>
@@ -70,6 +71,7 @@ std::vector<float> values_at(const float* host, const std::vector<std::size_t>& 
 ::testing::AssertionResult check_at(const float* device_out, const std::vector<std::size_t>& places,
                                     const std::function<double(std::size_t)>& expected, Tolerance tolerance,
                                     const std::string& what, Shape2D shape) {
+  const ProfileScope phase("check_at (download places)");
   std::vector<double> wanted;
   wanted.reserve(places.size());
   for (std::size_t p : places) wanted.push_back(expected(p));

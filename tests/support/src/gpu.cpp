@@ -1,4 +1,5 @@
 #include "course/gpu.h"
+#include "course/profile.h"
 
 #include <cuda_runtime_api.h>
 
@@ -101,6 +102,7 @@ double host_link_ceiling_gbps(std::string* name) {
 
 double measure_copy_peak_gbps() {
   static const double peak = [] {
+    const ProfileScope phase("copy peak");
     // 256 MiB each way: five times the largest L2 of current GPUs, so DRAM is measured.
     constexpr std::size_t kBytes = std::size_t{256} << 20;
     DeviceBuffer<unsigned char> source(kBytes);
@@ -131,6 +133,7 @@ double measure_copy_peak_gbps() {
 
 double measure_pinned_h2d_peak_gbps() {
   static const double peak = [] {
+    const ProfileScope phase("pinned copy peak");
     constexpr std::size_t kBytes = std::size_t{256} << 20;
     PinnedHostBuffer<unsigned char> source(kBytes);
     std::memset(source.data(), 1, kBytes);  // touch every page before timing

@@ -8,11 +8,15 @@
 // could print.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <optional>
+#include <string>
 
 #include "course/gpu.h"
+#include "course/profile.h"
 #include "course/random.h"
 #include "course/settings.h"
 
@@ -21,6 +25,7 @@ constexpr int kSkippedExitStatus = 77;
 }  // namespace
 
 int main(int argc, char** argv) {
+  const auto main_start = std::chrono::steady_clock::now();
   bool listing = false;
   for (int i = 1; i < argc; ++i) listing = listing || std::strcmp(argv[i], "--gtest_list_tests") == 0;
   try {
@@ -33,7 +38,12 @@ int main(int argc, char** argv) {
   if (!listing) {
     try {
       std::printf("[  COURSE  ] %s\n", course::seed_note().c_str());
-      if (const auto why = course::gpu_unavailable_reason())
+      std::optional<std::string> why;
+      {
+        const course::ProfileScope context("context (first CUDA call)");
+        why = course::gpu_unavailable_reason();
+      }
+      if (why)
         std::printf("[  COURSE  ] %s\n", why->c_str());
       else
         std::printf("[  COURSE  ] device: %s\n", course::device_line().c_str());
@@ -42,7 +52,12 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  const int status = RUN_ALL_TESTS();
+  int status = 0;
+  {
+    const course::ProfileScope tests("tests");
+    status = RUN_ALL_TESTS();
+  }
+  course::profile_print(stdout, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - main_start).count());
   const ::testing::UnitTest& run = *::testing::UnitTest::GetInstance();
   if (status == 0 && !listing && run.test_to_run_count() > 0 && run.skipped_test_count() == run.test_to_run_count())
     return kSkippedExitStatus;

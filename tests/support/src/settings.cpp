@@ -33,9 +33,13 @@ Settings parse_settings_from(int* argc, char** argv) {
       parsed.perf_scale = parse_perf_scale(scale);
     } else if (const char* tool = value_of("--course_sanitizer=")) {
       parsed.sanitizer = tool;
+    } else if (const char* profile = value_of("--course_profile=")) {
+      if (std::strcmp(profile, "0") != 0 && std::strcmp(profile, "1") != 0)
+        throw std::invalid_argument("--course_profile takes 0 or 1, got '" + std::string(profile) + "'");
+      parsed.profile = std::strcmp(profile, "1") == 0;
     } else if (argument.compare(0, 9, "--course_") == 0) {
       throw std::invalid_argument("unknown flag " + argument +
-                                  " (--course_seed=N, --course_perf_scale=X, --course_sanitizer=TOOL)");
+                                  " (--course_seed=N, --course_perf_scale=X, --course_sanitizer=TOOL, --course_profile=1)");
     } else {
       argv[kept++] = argv[i];
       continue;

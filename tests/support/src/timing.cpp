@@ -1,4 +1,5 @@
 #include "course/timing.h"
+#include "course/profile.h"
 
 #include <algorithm>
 #include <chrono>
@@ -47,6 +48,7 @@ struct Freshness {
   TimingStats* stats;
   void before() const {
     if (!fresh) return;
+    const ProfileScope phase("fresh: change the input");
     CUDA_CHECK(cudaDeviceSynchronize());
     fresh->change();
     CUDA_CHECK(cudaDeviceSynchronize());
@@ -54,6 +56,7 @@ struct Freshness {
   void after() const {
     ++stats->calls;
     if (!fresh) return;
+    const ProfileScope phase("fresh: check the output");
     CUDA_CHECK(cudaDeviceSynchronize());
     const ::testing::AssertionResult right = fresh->check();
     ++stats->calls_checked;
@@ -74,6 +77,7 @@ int recorded_slot(const FreshCalls* fresh, int warmups, int repetitions) {
 // The recorded call: fresh input, the work under the recorder, its output checked, its activity
 // held to the rules. `record` runs the work under record_activity or record_activity_on.
 void recorded_call(const Freshness& freshness, const std::function<Activity()>& record) {
+  const ProfileScope phase("fresh: recorded call (CUPTI)");
   freshness.before();
   const Activity activity = record();
   CUDA_CHECK(cudaGetLastError());
@@ -94,6 +98,7 @@ void copy_counts(const TimingStats& counts, TimingStats& stats) {
 TimingStats timed_on_stream(const std::function<void(cudaStream_t)>& work, cudaStream_t stream,
                             const FreshCalls* fresh, int warmups, int repetitions) {
   if (repetitions < 1) throw std::invalid_argument("time_on_stream: repetitions < 1");
+  const ProfileScope phase("time_on_stream (all of it)");
   TimingStats counts;
   const int slot = recorded_slot(fresh, warmups, repetitions);
   const Freshness freshness{fresh, warmups + repetitions + (slot >= 0 ? 1 : 0), &counts};
@@ -140,6 +145,7 @@ TimingStats timed_on_stream(const std::function<void(cudaStream_t)>& work, cudaS
 
 TimingStats timed_on_host(const std::function<void()>& work, const FreshCalls* fresh, int warmups, int repetitions) {
   if (repetitions < 1) throw std::invalid_argument("time_on_host: repetitions < 1");
+  const ProfileScope phase("time_on_host (all of it)");
   TimingStats counts;
   const int slot = recorded_slot(fresh, warmups, repetitions);
   const Freshness freshness{fresh, warmups + repetitions + (slot >= 0 ? 1 : 0), &counts};

@@ -11,6 +11,7 @@
 
 #include "course/cuda_check.h"
 #include "course/guards.h"
+#include "course/profile.h"
 
 namespace course {
 
@@ -52,12 +53,14 @@ class DeviceBuffer {
   /// Copies `host` (exactly size() elements) to the device and waits for it.
   void upload(const std::vector<T>& host) {
     if (host.size() != count_) throw std::invalid_argument("DeviceBuffer::upload: size mismatch");
+    const ProfileScope phase("DeviceBuffer upload");
     if (count_ > 0) CUDA_CHECK(cudaMemcpy(data_, host.data(), bytes(), cudaMemcpyHostToDevice));
     // A pageable cudaMemcpy may return before the data lands: finish it before any kernel.
     CUDA_CHECK(cudaDeviceSynchronize());
   }
   /// Copies the contents back to the host.
   std::vector<T> download() const {
+    const ProfileScope phase("DeviceBuffer download");
     std::vector<T> host(count_);
     if (count_ > 0) CUDA_CHECK(cudaMemcpy(host.data(), data_, bytes(), cudaMemcpyDeviceToHost));
     return host;

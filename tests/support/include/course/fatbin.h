@@ -48,8 +48,13 @@ struct FunctionSass {
 /// Splits the output of `cuobjdump -sass` into functions (at each "Function : <name>" line).
 std::vector<FunctionSass> parse_cuobjdump_sass(const std::string& listing);
 
-/// The SASS for sm_<arch> of the binary at `path`, read with the cuobjdump at `cuobjdump`.
-/// Throws std::runtime_error when cuobjdump is missing or fails.
+/// Where the build writes the SASS for sm_<arch> of test program `program`
+/// (cmake/CourseSassCache.cmake): "<program>.sm_<arch>.sass".
+std::string sass_cache_path(const std::string& program, int arch);
+
+/// The SASS for sm_<arch> of the binary at `path`: read from sass_cache_path(path, arch) when
+/// the build wrote it after the binary, else with the cuobjdump at `cuobjdump`.
+/// Throws std::runtime_error when it must run cuobjdump and cuobjdump is missing or fails.
 std::vector<FunctionSass> binary_sass(const std::string& path, const std::string& cuobjdump, int arch);
 
 /// Instructions of cuobjdump -sass text by offset: "/*0c80*/  @P0 LDS.128 R4, [R2] ;" ->

@@ -17,6 +17,7 @@ struct Settings {
   std::optional<std::uint64_t> seed;  ///< --course_seed=N: replay that seed (else a fresh one)
   double perf_scale = 1.0;            ///< --course_perf_scale=X: every required ratio times X
   std::string sanitizer;              ///< --course_sanitizer=TOOL: running under compute-sanitizer
+  bool profile = false;               ///< --course_profile=1: print where the time went (course/profile.h)
 };
 
 /// This program's settings (the defaults until parse_settings ran).
