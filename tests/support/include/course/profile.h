@@ -24,11 +24,13 @@ bool profiling();
 /// Times its own lifetime as the phase `name` when profiling is on.
 class ProfileScope {
  public:
+  /// Starts timing the phase `name` (a string literal), if profiling is on.
   explicit ProfileScope(const char* name) : name_(profiling() ? name : nullptr) {
     if (name_ != nullptr) start_ = std::chrono::steady_clock::now();
   }
   ProfileScope(const ProfileScope&) = delete;
   ProfileScope& operator=(const ProfileScope&) = delete;
+  /// Adds the time since construction to the phase.
   ~ProfileScope() {
     if (name_ != nullptr)
       profile_add(name_, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count());
