@@ -1,5 +1,6 @@
 // Tests of chapter 06 (tiled transpose). Built once, linked against the starter and the
 // reference solution. Correctness first; the perf test only times a correct result.
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -9,10 +10,16 @@
 
 namespace {
 
+// In 64 x 64 blocks, as the exercise does on the GPU: a row-by-row loop writes each element of
+// `out` a whole row apart and took 1.3 s for the perf test's 8192 x 8192 (twice per run).
 std::vector<float> transpose_on_cpu(const std::vector<float>& in, int rows, int cols) {
+  constexpr int kBlock = 64;
   std::vector<float> out(in.size());
-  for (int r = 0; r < rows; ++r)
-    for (int c = 0; c < cols; ++c) out[static_cast<size_t>(c) * rows + r] = in[static_cast<size_t>(r) * cols + c];
+  for (int r0 = 0; r0 < rows; r0 += kBlock)
+    for (int c0 = 0; c0 < cols; c0 += kBlock)
+      for (int r = r0; r < std::min(rows, r0 + kBlock); ++r)
+        for (int c = c0; c < std::min(cols, c0 + kBlock); ++c)
+          out[static_cast<size_t>(c) * rows + r] = in[static_cast<size_t>(r) * cols + c];
   return out;
 }
 
