@@ -23,6 +23,7 @@
 #   *DeviceWide*, *Timer*, *Counted*  run alone: they measure something of the whole device
 #                 (free memory), time work against a clock (chapter 01's timers) or count the
 #                 instructions that ran (CUPTI's profiler, which one process at a time may hold)
+#                 Every test that runs alone is labelled `alone`.
 #   *Stretch*     label stretch: optional for students
 #   *MultiGpu*, *PeerAccess*   label multi-gpu: needs (or may use) every GPU of the machine;
 #                 tools/grade-submission runs these apart when it pins a grading to one GPU
@@ -150,11 +151,26 @@ if("$ENV{COURSE_PROFILE}" STREQUAL "1")
   list(APPEND _course_flags "--course_profile=1")
 endif()
 
+# A grader that runs the tests labelled `alone` apart from the others (tools/course_grading)
+# gives COURSE_GPU_LOCK, a lock file: each program then takes its turn on the GPU with it
+# (course/gpu_turn.h: exclusive for these tests, shared for the others) once its CUDA context
+# exists, instead of RUN_SERIAL, so that process starts and exits overlap another test's turn.
+set(_course_gpu_lock "$ENV{COURSE_GPU_LOCK}")
+
 # One ctest test: the program with one case selected, its own record, and its properties.
 function(_course_add_case name filter labels timeout serial environment)
   string(REPLACE "/" "~" report "${name}")
+  set(turn "")
+  if(_course_gpu_lock)
+    if(serial)
+      set(turn "--course_gpu_lock=exclusive:${_course_gpu_lock}")
+    else()
+      set(turn "--course_gpu_lock=shared:${_course_gpu_lock}")
+    endif()
+    set(serial FALSE)
+  endif()
   add_test("${name}" ${_course_launcher} "${COURSE_TL_EXE}" "--gtest_filter=${filter}"
-           "--gtest_output=xml:${COURSE_TL_REPORT_DIR}/${report}.xml" ${_course_flags})
+           "--gtest_output=xml:${COURSE_TL_REPORT_DIR}/${report}.xml" ${_course_flags} ${turn})
   set_tests_properties("${name}" PROPERTIES LABELS "${labels}")
   set_tests_properties("${name}" PROPERTIES TIMEOUT "${timeout}")
   set_tests_properties("${name}" PROPERTIES RUN_SERIAL "${serial}")
@@ -190,6 +206,9 @@ foreach(_course_line IN LISTS _course_lines)
   endif()
   if(_course_suite MATCHES "DeviceWide|Timer|Counted")
     set(_course_serial TRUE)
+  endif()
+  if(_course_serial)
+    list(APPEND _course_labels alone)
   endif()
   if(_course_suite MATCHES "Stretch")
     list(APPEND _course_labels stretch)

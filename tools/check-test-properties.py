@@ -2,8 +2,9 @@
 """Checks how every course test is registered with ctest, from `ctest --show-only=json-v1`.
 
 Every student, solution and fixture test must carry: its role label, its chapter label (the
-second part of its name), exactly one of correctness/perf, a numeric TIMEOUT, RUN_SERIAL when
-it is a perf test, measures something device-wide or counts the instructions that ran, and
+second part of its name), exactly one of correctness/perf, a numeric TIMEOUT, RUN_SERIAL (or an
+exclusive GPU turn) and the label `alone` exactly when it is a perf test, measures something
+device-wide, times against a clock or counts the instructions that ran, and
 `stretch` exactly when its name says Stretch. Every chapter folder must have student tests (and solution tests where solutions/
 exists). Usage: tools/check-test-properties.py [build-dir]   (default: build)
 """
@@ -37,11 +38,16 @@ def problems_of(test):
     timeout = props.get("TIMEOUT")
     if not isinstance(timeout, (int, float)) or timeout <= 0:
         found.append(f"TIMEOUT is {timeout!r}, not a positive number")
-    serial = props.get("RUN_SERIAL") is True
+    # Alone: RUN_SERIAL, or (a grader's COURSE_GPU_LOCK at ctest time) an exclusive GPU turn.
+    serial = props.get("RUN_SERIAL") is True or any(
+        str(a).startswith("--course_gpu_lock=exclusive:") for a in test.get("command", []))
+    needs_alone = "perf" in labels or any(word in name for word in ("DeviceWide", "Timer", "Counted"))
     if "perf" in labels and not serial:
         found.append("a perf test without RUN_SERIAL")
     if any(word in name for word in ("DeviceWide", "Timer", "Counted")) and not serial:
         found.append("a device-wide measurement, a timer test or a counted test without RUN_SERIAL")
+    if needs_alone != ("alone" in labels):
+        found.append("the alone label does not match what the test measures (perf, device-wide, timer, counted)")
     if ("Stretch" in name) != ("stretch" in labels):
         found.append("the stretch label does not match the name")
     # A test that uses several GPUs, or picks its own with CUDA_VISIBLE_DEVICES, must say so:

@@ -7,9 +7,12 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
-#include <set>
+#include <atomic>
+#include <chrono>
 #include <limits>
+#include <set>
 #include <stdexcept>
+#include <thread>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -20,6 +23,7 @@
 #include "course/fatbin.h"
 #include "course/fresh.h"
 #include "course/gpu.h"
+#include "course/gpu_turn.h"
 #include "course/guards.h"
 #include "course/cuda_check.h"
 #include "course/perf.h"
@@ -88,6 +92,24 @@ TEST(Compare, ListsAtMostTheRequestedNumber) {
   EXPECT_EQ(report.first.size(), 5u);
 }
 
+TEST(Compare, LargeArraysCountAndListAsOneThreadWould) {
+  // Large enough for several threads; mismatches in the last ranges first listed in index order.
+  const std::size_t n = (std::size_t{1} << 24) + 7;
+  std::vector<float> expected(n, 1.0f), actual(n, 1.0f);
+  const std::size_t wrong[] = {3, 5000000, 9000001, 16000000, 16777220, n - 1};
+  for (std::size_t i : wrong) actual[i] = 2.0f;
+  actual[12000000] = poison_value();
+  const course::ComparisonReport report = course::compare(expected.data(), actual.data(), n, {0, 0}, 5);
+  EXPECT_EQ(report.checked, n);
+  EXPECT_EQ(report.mismatched, 7u);
+  EXPECT_EQ(report.unwritten, 1u);
+  ASSERT_EQ(report.first.size(), 5u);
+  const std::size_t listed[] = {3, 5000000, 9000001, 12000000, 16000000};
+  for (std::size_t k = 0; k < 5; ++k) EXPECT_EQ(report.first[k].index, listed[k]);
+  EXPECT_TRUE(report.first[3].unwritten);
+  EXPECT_FALSE(course::all_close(expected, actual, {0, 0}));
+}
+
 TEST(Compare, SizeMismatchFails) {
   EXPECT_FALSE(course::all_close(std::vector<float>{1, 2}, std::vector<float>{1}, {0, 0}));
 }
@@ -118,20 +140,25 @@ TEST(PerfScale, ParsesValidFactorsAndRejectsOthers) {
 
 TEST(Settings, ComeFromTheCommandLineAndLeaveTheRestToGoogleTest) {
   char program[] = "tests", seed[] = "--course_seed=42", scale[] = "--course_perf_scale=0.5",
-       tool[] = "--course_sanitizer=memcheck", filter[] = "--gtest_filter=A.B", profile[] = "--course_profile=1";
-  char* argv[] = {program, seed, filter, scale, tool, profile, nullptr};
-  int argc = 6;
+       tool[] = "--course_sanitizer=memcheck", filter[] = "--gtest_filter=A.B", profile[] = "--course_profile=1",
+       turn[] = "--course_gpu_lock=shared:/tmp/a:b.lock";
+  char* argv[] = {program, seed, filter, scale, tool, profile, turn, nullptr};
+  int argc = 7;
   const course::Settings parsed = course::parse_settings_from(&argc, argv);
   EXPECT_EQ(parsed.seed, std::uint64_t{42});
   EXPECT_DOUBLE_EQ(parsed.perf_scale, 0.5);
   EXPECT_EQ(parsed.sanitizer, "memcheck");
   EXPECT_TRUE(parsed.profile);
+  ASSERT_TRUE(parsed.gpu_turn.has_value());
+  EXPECT_EQ(parsed.gpu_turn->mode, course::GpuTurnMode::shared);
+  EXPECT_EQ(parsed.gpu_turn->path, "/tmp/a:b.lock");
   ASSERT_EQ(argc, 2);
   EXPECT_STREQ(argv[1], "--gtest_filter=A.B");
   EXPECT_EQ(argv[2], nullptr);
 
-  char bad_scale[] = "--course_perf_scale=7", unknown[] = "--course_speed=9", bad_profile[] = "--course_profile=yes";
-  for (char* bad : {bad_scale, unknown, bad_profile}) {
+  char bad_scale[] = "--course_perf_scale=7", unknown[] = "--course_speed=9", bad_profile[] = "--course_profile=yes",
+       bad_turn[] = "--course_gpu_lock=alone:/tmp/x", no_path[] = "--course_gpu_lock=exclusive:";
+  for (char* bad : {bad_scale, unknown, bad_profile, bad_turn, no_path}) {
     char* args[] = {program, bad, nullptr};
     int count = 2;
     EXPECT_THROW(course::parse_settings_from(&count, args), std::invalid_argument) << bad;
@@ -144,6 +171,87 @@ TEST(Settings, ComeFromTheCommandLineAndLeaveTheRestToGoogleTest) {
   EXPECT_DOUBLE_EQ(defaults.perf_scale, 1.0);
   EXPECT_TRUE(defaults.sanitizer.empty());
   EXPECT_FALSE(defaults.profile);
+  EXPECT_FALSE(defaults.gpu_turn.has_value());
+}
+
+// Takes a turn of `mode` on `path` in another thread; `given` says when it has it. The thread
+// holds it until `release` is set.
+std::thread take_turn(const std::string& path, course::GpuTurnMode mode, std::atomic<bool>& given,
+                      std::atomic<bool>& release) {
+  return std::thread([&given, &release, path, mode] {
+    course::GpuTurn turn({mode, path});
+    given = true;
+    while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  });
+}
+
+bool becomes_true_within(const std::atomic<bool>& flag, std::chrono::milliseconds patience) {
+  const auto until = std::chrono::steady_clock::now() + patience;
+  while (!flag && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  return flag;
+}
+
+TEST(GpuTurn, ExclusiveTurnsWaitForEveryOtherAndSharedOnesGoTogether) {
+  using course::GpuTurnMode;
+  const std::string path = testing::TempDir() + "course-gpu-turn-" + std::to_string(::getpid()) + ".lock";
+  const std::chrono::milliseconds short_wait(300), long_wait(10000);
+  std::atomic<bool> first_given{false}, first_release{false}, second_given{false}, second_release{false};
+  // Two shared turns at once.
+  std::thread first = take_turn(path, GpuTurnMode::shared, first_given, first_release);
+  ASSERT_TRUE(becomes_true_within(first_given, long_wait));
+  std::thread second = take_turn(path, GpuTurnMode::shared, second_given, second_release);
+  EXPECT_TRUE(becomes_true_within(second_given, long_wait)) << "a shared turn waited for another shared one";
+  second_release = true;
+  second.join();
+  // An exclusive turn waits for the shared one; a shared turn asked for after it waits behind it
+  // (the turnstile), even though the lock is only held shared.
+  std::atomic<bool> alone_given{false}, alone_release{false}, late_given{false}, late_release{false};
+  std::thread alone = take_turn(path, GpuTurnMode::exclusive, alone_given, alone_release);
+  EXPECT_FALSE(becomes_true_within(alone_given, short_wait)) << "an exclusive turn was given beside a shared one";
+  std::thread late = take_turn(path, GpuTurnMode::shared, late_given, late_release);
+  EXPECT_FALSE(becomes_true_within(late_given, short_wait)) << "a shared turn overtook a waiting exclusive one";
+  first_release = true;
+  first.join();
+  EXPECT_TRUE(becomes_true_within(alone_given, long_wait));
+  EXPECT_FALSE(becomes_true_within(late_given, short_wait)) << "a shared turn was given beside an exclusive one";
+  alone_release = true;
+  alone.join();
+  EXPECT_TRUE(becomes_true_within(late_given, long_wait));
+  late_release = true;
+  late.join();
+  ::unlink(path.c_str());
+  ::unlink((path + ".turnstile").c_str());
+}
+
+TEST(GpuTurn, AnArmedExclusiveTurnIsTakenWhenTheGpuFirstGetsWork) {
+  using course::GpuTurnMode;
+  const std::string path = testing::TempDir() + "course-gpu-turn-armed-" + std::to_string(::getpid()) + ".lock";
+  const std::chrono::milliseconds short_wait(300), long_wait(10000);
+  course::arm_gpu_turn({GpuTurnMode::exclusive, path});
+  {
+    std::atomic<bool> given{false}, release{true};
+    std::thread other = take_turn(path, GpuTurnMode::exclusive, given, release);
+    EXPECT_TRUE(becomes_true_within(given, long_wait)) << "an armed turn was held before the GPU got work";
+    other.join();
+  }
+  course::take_gpu_turn();
+  course::take_gpu_turn();  // a second call keeps the turn it has
+  std::atomic<bool> given{false}, release{true};
+  std::thread other = take_turn(path, GpuTurnMode::shared, given, release);
+  EXPECT_FALSE(becomes_true_within(given, short_wait)) << "another program got a turn beside the exclusive one";
+  course::give_back_gpu_turn();
+  EXPECT_TRUE(becomes_true_within(given, long_wait));
+  other.join();
+  course::take_gpu_turn();  // nothing armed any more: nothing happens
+  EXPECT_TRUE(course::suite_holds_the_gpu_throughout("EventTimerTechnique"));
+  EXPECT_TRUE(course::suite_holds_the_gpu_throughout("ProcessStagedDeviceWide"));
+  EXPECT_FALSE(course::suite_holds_the_gpu_throughout("TransposeTiledPerf"));
+  ::unlink(path.c_str());
+  ::unlink((path + ".turnstile").c_str());
+}
+
+TEST(GpuTurn, SaysWhyWhenTheLockCannotBeOpened) {
+  EXPECT_THROW(course::GpuTurn({course::GpuTurnMode::exclusive, "/nonexistent-folder/gpu.lock"}), std::runtime_error);
 }
 
 TEST(Random, AnElementAloneIsTheSameAsInTheWholeSequence) {

@@ -16,12 +16,20 @@
 #include <string>
 
 #include "course/gpu.h"
+#include "course/gpu_turn.h"
 #include "course/profile.h"
 #include "course/random.h"
 #include "course/settings.h"
 
 namespace {
 constexpr int kSkippedExitStatus = 77;
+
+// Takes the exclusive GPU turn before a test that measures the whole device throughout.
+class TurnBeforeWholeDeviceTests : public ::testing::EmptyTestEventListener {
+  void OnTestStart(const ::testing::TestInfo& test) override {
+    if (course::suite_holds_the_gpu_throughout(test.test_suite_name())) course::take_gpu_turn();
+  }
+};
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -52,11 +60,23 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // The GPU turn (course/gpu_turn.h): a shared one now, once the context exists; an exclusive
+  // one when the program first gives the GPU work, or before a test that holds it throughout.
+  if (!listing && course::settings().gpu_turn) {
+    try {
+      course::arm_gpu_turn(*course::settings().gpu_turn);
+    } catch (const std::exception& error) {
+      std::fprintf(stderr, "[  COURSE  ] cannot start: %s\n", error.what());
+      return 2;
+    }
+    ::testing::UnitTest::GetInstance()->listeners().Append(new TurnBeforeWholeDeviceTests);
+  }
   int status = 0;
   {
     const course::ProfileScope tests("tests");
     status = RUN_ALL_TESTS();
   }
+  course::give_back_gpu_turn();
   course::profile_print(stdout, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - main_start).count());
   const ::testing::UnitTest& run = *::testing::UnitTest::GetInstance();
   if (status == 0 && !listing && run.test_to_run_count() > 0 && run.skipped_test_count() == run.test_to_run_count())

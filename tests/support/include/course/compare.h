@@ -49,8 +49,12 @@ inline bool is_poison(float value) {
   return bits == 0xFFFFFFFFu;
 }
 
-/// Compares element by element; NaN in `actual` never passes.
+/// Compares element by element; NaN in `actual` never passes. Large arrays are compared by
+/// several threads; the report is the same as one thread's.
 ComparisonReport compare(const double* expected, const float* actual, std::size_t count,
+                         Tolerance tolerance, std::size_t max_listed = 5);
+/// The same for a float reference.
+ComparisonReport compare(const float* expected, const float* actual, std::size_t count,
                          Tolerance tolerance, std::size_t max_listed = 5);
 
 /// Text for a failed comparison: counts, then the first few with their indices.

@@ -1,5 +1,6 @@
 /// @file settings.h
-/// @brief The judge's settings of one test program: the seed, the perf scale, the sanitizer.
+/// @brief The judge's settings of one test program: the seed, the perf scale, the sanitizer,
+/// profiling and the GPU turn.
 ///
 /// They reach the program on its command line (cmake/CourseTestList.cmake turns ctest's
 /// COURSE_SEED, COURSE_PERF_SCALE and COURSE_SANITIZER into these flags), never from the
@@ -10,6 +11,8 @@
 #include <optional>
 #include <string>
 
+#include "course/gpu_turn.h"
+
 namespace course {
 
 /// What a test program was told on its command line.
@@ -18,6 +21,8 @@ struct Settings {
   double perf_scale = 1.0;            ///< --course_perf_scale=X: every required ratio times X
   std::string sanitizer;              ///< --course_sanitizer=TOOL: running under compute-sanitizer
   bool profile = false;               ///< --course_profile=1: print where the time went (course/profile.h)
+  /// --course_gpu_lock=MODE:PATH: take this turn on the GPU before the tests (course/gpu_turn.h)
+  std::optional<GpuTurnRequest> gpu_turn;
 };
 
 /// This program's settings (the defaults until parse_settings ran).
