@@ -11,12 +11,15 @@ import pathlib
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import unittest
 
 HERE = pathlib.Path(__file__).resolve().parent
 COURSE = HERE.parent.parent
 sys.path.insert(0, str(COURSE / "tools"))
 sys.path.insert(0, str(HERE))
+from course_grading import grading as G  # noqa: E402
 from course_grading import results as R  # noqa: E402
 from course_grading import sandbox  # noqa: E402
 from course_grading import submission as S  # noqa: E402
@@ -255,6 +258,58 @@ class Submissions(unittest.TestCase):
         self.assertEqual(S.student_name("/x/ada.tar.gz"), "ada")
         self.assertEqual(S.student_name("/x/ben.bundle"), "ben")
         self.assertEqual(S.student_name("/x/cal"), "cal")
+
+
+class GpuLocks(unittest.TestCase):
+    """grading.gpu_locks: how gradings of a class share one GPU, and how they wait for several."""
+
+    def hold(self, folder, gpus, shared, events):
+        """Takes the locks in a thread; events: (given, release)."""
+        given, release = events
+
+        def run():
+            with G.gpu_locks(folder, gpus, shared):
+                given.set()
+                release.wait(10)
+        thread = threading.Thread(target=run)
+        thread.start()
+        return thread
+
+    def test_shared_together_exclusive_alone_and_never_overtaken(self):
+        with tempfile.TemporaryDirectory() as folder:
+            first, second, alone, late = [(threading.Event(), threading.Event()) for _ in range(4)]
+            threads = [self.hold(folder, ["0"], True, first)]
+            self.assertTrue(first[0].wait(5))
+            threads.append(self.hold(folder, ["0"], True, second))
+            self.assertTrue(second[0].wait(5), "a shared lock waited for another shared one")
+            second[1].set()
+            threads.append(self.hold(folder, ["0"], False, alone))
+            self.assertFalse(alone[0].wait(0.3), "an exclusive lock was given beside a shared one")
+            threads.append(self.hold(folder, ["0"], True, late))
+            self.assertFalse(late[0].wait(0.3), "a shared lock overtook a waiting exclusive one")
+            first[1].set()
+            self.assertTrue(alone[0].wait(5))
+            self.assertFalse(late[0].wait(0.3), "a shared lock was given beside an exclusive one")
+            alone[1].set()
+            self.assertTrue(late[0].wait(5))
+            late[1].set()
+            for thread in threads:
+                thread.join(10)
+
+    def test_several_gpus_all_at_once(self):
+        with tempfile.TemporaryDirectory() as folder:
+            one, both = (threading.Event(), threading.Event()), (threading.Event(), threading.Event())
+            threads = [self.hold(folder, ["1"], False, one)]
+            self.assertTrue(one[0].wait(5))
+            threads.append(self.hold(folder, ["0", "1"], False, both))
+            self.assertFalse(both[0].wait(0.3), "GPU 1 was taken twice")
+            with G.gpu_locks(folder, ["0"], False):  # GPU 0 is not held while the pair waits
+                pass
+            one[1].set()
+            self.assertTrue(both[0].wait(5))
+            both[1].set()
+            for thread in threads:
+                thread.join(10)
 
 
 @unittest.skipUnless(sandbox.abi_version(), "this kernel has no Landlock")

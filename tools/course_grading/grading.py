@@ -186,66 +186,98 @@ def build(ws, chapters, log_path, jobs, timeouts=None, env=None):
     return built, time.monotonic() - started, [c for c in failed if c in chapters]
 
 
+def _lock(path, mode, blocking=True):
+    """Takes one GPU's lock in `mode` (fcntl.LOCK_SH or LOCK_EX) through its turnstile, the way
+    the test programs do (tests/support/src/gpu_turn.cpp): an exclusive lock that waits holds the
+    turnstile, so later shared ones queue behind it. Returns the open lock file, or None when
+    `blocking` is false and the lock is busy."""
+    turnstile = open(f"{path}.turnstile", "a")
+    handle = open(path, "a")
+    try:
+        flags = 0 if blocking else fcntl.LOCK_NB
+        fcntl.flock(turnstile, fcntl.LOCK_EX | flags)
+        fcntl.flock(handle, mode | flags)
+        return handle
+    except BlockingIOError:
+        handle.close()
+        return None
+    finally:
+        turnstile.close()  # releases the turnstile
+
+
 @contextlib.contextmanager
-def gpu_locks(lock_dir, gpus):
-    """Holds the locks of `gpus`. Several are taken all at once or not at all: holding one GPU
-    idle while waiting for another would stall every grading that wants the first."""
-    handles = [open(pathlib.Path(lock_dir) / f"gpu-{gpu}.lock", "w") for gpu in sorted(set(gpus), key=int)]
+def gpu_locks(lock_dir, gpus, shared=False):
+    """Holds the locks of `gpus`: shared (tests that may run beside other gradings' shared tests)
+    or exclusive (tests that time or count: nothing else runs on those GPUs meanwhile). Several
+    are taken all at once or not at all: holding one GPU idle while waiting for another would
+    stall every grading that wants the first."""
+    mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
+    paths = [pathlib.Path(lock_dir) / f"gpu-{gpu}.lock" for gpu in sorted(set(gpus), key=int)]
+    held = []
     try:
         while True:
-            held = []
-            for handle in handles:
-                try:
-                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    held.append(handle)
-                except BlockingIOError:
+            for path in paths:
+                handle = _lock(path, mode, blocking=len(paths) == 1)
+                if handle is None:
                     for taken in held:
-                        fcntl.flock(taken, fcntl.LOCK_UN)
-                    fcntl.flock(handle, fcntl.LOCK_EX)  # wait until the busy GPU is free, then try all again
-                    fcntl.flock(handle, fcntl.LOCK_UN)
+                        taken.close()
+                    held = []
+                    _lock(path, mode).close()  # wait until the busy GPU is free, then try all again
                     break
+                held.append(handle)
             else:
                 break
         yield
     finally:
-        for handle in handles:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-            handle.close()
+        for handle in held:
+            handle.close()  # closing releases the lock
 
 
-def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None):
+def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4):
     """Runs the graded chapters' student tests: ctest unconfined (its reports out of reach of the
     tests), every test program in the sandbox (cmake/CourseTestList.cmake puts course-sandbox in
-    front of it). With `gpu`, the tests see that GPU alone and hold its lock; the multi-GPU tests
-    then run with every GPU of `all_gpus`, holding all their locks. Returns (results, seconds
-    testing, seconds waiting for the GPU)."""
+    front of it). Two phases on one GPU: first the tests that may run side by side (`jobs` at a
+    time; with a lock folder, beside other gradings' such tests, holding the GPU's lock shared),
+    then those labelled `alone` (they time, count or measure the whole device), holding it
+    exclusively. In that phase three programs run at a time, taking turns through a lock file
+    (COURSE_GPU_LOCK, course/gpu_turn.h) once their CUDA context exists, so that one program's
+    start and exit overlap another's turn. With `gpu`, the tests see that GPU alone; the
+    multi-GPU tests then run last with every GPU of `all_gpus`, holding all their locks.
+    Returns (results, seconds testing, seconds waiting for the GPU)."""
     if ws.sandbox:
         write_test_sandbox_args(ws)
     R.clear_reports(ws.records)
     started = time.monotonic()
     only = "^student\\.(" + "|".join(c.replace("-", "\\-") for c in chapters) + ")\\."
     properties = R.test_properties(ws.build, env=env, cwd=ws.course)
-    phases = [("all", ["-L", "^student$"], None, [])]
+    turns = str(ws.scratch / "gpu-turn.lock")  # in the only folder the test programs may write
+    one_gpu = ["-LE", "^multi-gpu$"] if gpu is not None else []
+    # (phase, ctest selection, CUDA_VISIBLE_DEVICES, locks, shared?, jobs, COURSE_GPU_LOCK)
+    phases = [("side-by-side", ["-L", "^student$", "-LE", "^(alone|multi-gpu)$" if gpu is not None else "^alone$"],
+               gpu, [gpu] if gpu is not None else [], True, max(4, jobs), None),
+              ("alone", ["-L", "^student$", "-L", "^alone$", *one_gpu], gpu, [gpu] if gpu is not None else [], False,
+               3, turns)]
     if gpu is not None:
         every = [g for g in (all_gpus or gpu).split(",") if g]
-        phases = [("one-gpu", ["-L", "^student$", "-LE", "multi-gpu"], gpu, [gpu]),
-                  ("multi-gpu", ["-L", "multi-gpu"], ",".join(every), every)]
+        phases.append(("multi-gpu", ["-L", "^student$", "-L", "^multi-gpu$"], ",".join(every), every, False, 4, None))
     graded, waited = [], 0.0
-    for phase, selection, visible, locks in phases:
+    for phase, selection, visible, locks, shared, phase_jobs, turn_lock in phases:
         junit = ws.root / f"ctest-{phase}.xml"
         junit.unlink(missing_ok=True)
         phase_env = dict(env)
         if visible is not None:
             phase_env["CUDA_VISIBLE_DEVICES"] = visible
-        lock = gpu_locks(lock_dir, locks) if (lock_dir and locks) else contextlib.nullcontext()
+        if turn_lock:
+            phase_env["COURSE_GPU_LOCK"] = turn_lock
+        lock = gpu_locks(lock_dir, locks, shared) if (lock_dir and locks) else contextlib.nullcontext()
         waiting_since = time.monotonic()
         with lock:
             waited += time.monotonic() - waiting_since
-            subprocess.run(["ctest", "--test-dir", str(ws.build), *selection, "-R", only, "-j", "4",
+            subprocess.run(["ctest", "--test-dir", str(ws.build), *selection, "-R", only, "-j", str(phase_jobs),
                             "--output-junit", str(junit)],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=phase_env, cwd=ws.course)
         if junit.exists():
             graded += R.read_junit(junit, properties, reports=ws.records)
-        elif phase != "multi-gpu":
+        elif phase == "side-by-side":
             raise OSError("ctest wrote no report")
     return graded, time.monotonic() - started - waited, waited
