@@ -69,6 +69,7 @@ struct TurnState {
   std::mutex mutex;
   std::optional<GpuTurnRequest> armed;
   std::unique_ptr<GpuTurn> held;
+  std::chrono::steady_clock::time_point taken;
 };
 TurnState& turn_state() {
   static TurnState state;
@@ -79,13 +80,22 @@ void take_locked(TurnState& state) {
   if (!state.armed || state.held) return;
   const ProfileScope waiting("GPU turn: waiting for it");
   state.held = std::make_unique<GpuTurn>(*state.armed);
+  state.taken = std::chrono::steady_clock::now();
+}
+
+void give_back_locked(TurnState& state) {
+  if (!state.held) return;
+  state.held.reset();
+  if (profiling())
+    profile_add("GPU turn: held",
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - state.taken).count());
 }
 }  // namespace
 
 void arm_gpu_turn(const GpuTurnRequest& request) {
   TurnState& state = turn_state();
   const std::lock_guard<std::mutex> guard(state.mutex);
-  state.held.reset();
+  give_back_locked(state);
   state.armed = request;
   if (request.mode == GpuTurnMode::shared) take_locked(state);
 }
@@ -99,7 +109,7 @@ void take_gpu_turn() {
 void give_back_gpu_turn() {
   TurnState& state = turn_state();
   const std::lock_guard<std::mutex> guard(state.mutex);
-  state.held.reset();
+  give_back_locked(state);
   state.armed.reset();
 }
 

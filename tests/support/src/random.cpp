@@ -6,6 +6,7 @@
 #include <thread>
 #include <stdexcept>
 
+#include "course/host_memory.h"
 #include "course/settings.h"
 
 namespace course {
@@ -39,7 +40,7 @@ std::vector<float> random_floats(std::size_t count, std::uint64_t seed, float lo
   // splitmix64, the same sequence on every platform: element i comes from the state
   // seed + (i + 1) * golden alone, so large inputs are filled by several threads at once
   // (a 2^28-float input took 1.5 s on one core).
-  std::vector<float> values(count);
+  std::vector<float> values = large_host_vector<float>(count);
   const float scale = (hi - lo) / 16777216.0f;  // 24 random bits -> [0, 1)
   const auto fill = [&](std::size_t begin, std::size_t end) {
     std::uint64_t state = seed + begin * 0x9E3779B97F4A7C15ull;

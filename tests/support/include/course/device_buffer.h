@@ -12,6 +12,7 @@
 #include "course/cuda_check.h"
 #include "course/gpu_turn.h"
 #include "course/guards.h"
+#include "course/host_memory.h"
 #include "course/profile.h"
 
 namespace course {
@@ -68,7 +69,7 @@ class DeviceBuffer {
   /// Copies the contents back to the host.
   std::vector<T> download() const {
     const ProfileScope phase("DeviceBuffer download");
-    std::vector<T> host(count_);
+    std::vector<T> host = large_host_vector<T>(count_);
     copy_through_pinned_staging(host.data(), data_, bytes(), cudaMemcpyDeviceToHost);
     return host;
   }
