@@ -243,7 +243,7 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4):
     (COURSE_GPU_LOCK, course/gpu_turn.h) once their CUDA context exists, so that one program's
     start and exit overlap another's turn. With `gpu`, the tests see that GPU alone; the
     multi-GPU tests then run last with every GPU of `all_gpus`, holding all their locks.
-    Returns (results, seconds testing, seconds waiting for the GPU)."""
+    Returns (results, seconds testing, seconds waiting for the GPU, {phase: seconds})."""
     if ws.sandbox:
         write_test_sandbox_args(ws)
     R.clear_reports(ws.records)
@@ -260,7 +260,7 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4):
     if gpu is not None:
         every = [g for g in (all_gpus or gpu).split(",") if g]
         phases.append(("multi-gpu", ["-L", "^student$", "-L", "^multi-gpu$"], ",".join(every), every, False, 4, None))
-    graded, waited = [], 0.0
+    graded, waited, seconds = [], 0.0, {}
     for phase, selection, visible, locks, shared, phase_jobs, turn_lock in phases:
         junit = ws.root / f"ctest-{phase}.xml"
         junit.unlink(missing_ok=True)
@@ -273,11 +273,13 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4):
         waiting_since = time.monotonic()
         with lock:
             waited += time.monotonic() - waiting_since
+            phase_started = time.monotonic()
             subprocess.run(["ctest", "--test-dir", str(ws.build), *selection, "-R", only, "-j", str(phase_jobs),
                             "--output-junit", str(junit)],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=phase_env, cwd=ws.course)
+            seconds[phase] = round(time.monotonic() - phase_started, 1)
         if junit.exists():
             graded += R.read_junit(junit, properties, reports=ws.records)
         elif phase == "side-by-side":
             raise OSError("ctest wrote no report")
-    return graded, time.monotonic() - started - waited, waited
+    return graded, time.monotonic() - started - waited, waited, seconds
