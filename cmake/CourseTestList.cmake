@@ -153,8 +153,9 @@ endif()
 
 # A grader that runs the tests labelled `alone` apart from the others (tools/course_grading)
 # gives COURSE_GPU_LOCK, a lock file: each program then takes its turn on the GPU with it
-# (course/gpu_turn.h: exclusive for these tests, shared for the others) once its CUDA context
-# exists, instead of RUN_SERIAL, so that process starts and exits overlap another test's turn.
+# (course/gpu_turn.h: exclusive for these tests, from their first GPU work; shared for the
+# others) instead of RUN_SERIAL, so that process starts, host-side preparation and exits
+# overlap another test's turn.
 set(_course_gpu_lock "$ENV{COURSE_GPU_LOCK}")
 
 # One ctest test: the program with one case selected, its own record, and its properties.

@@ -26,6 +26,7 @@
 #include "course/gpu_turn.h"
 #include "course/guards.h"
 #include "course/cuda_check.h"
+#include "course/parallel.h"
 #include "course/perf.h"
 #include "course/random.h"
 #include "course/settings.h"
@@ -108,6 +109,21 @@ TEST(Compare, LargeArraysCountAndListAsOneThreadWould) {
   for (std::size_t k = 0; k < 5; ++k) EXPECT_EQ(report.first[k].index, listed[k]);
   EXPECT_TRUE(report.first[3].unwritten);
   EXPECT_FALSE(course::all_close(expected, actual, {0, 0}));
+}
+
+TEST(Parallel, EveryElementInExactlyOneRange) {
+  for (std::size_t count : {std::size_t{0}, std::size_t{5}, (std::size_t{1} << 22) * 3 + 1}) {
+    std::vector<int> seen(count, 0);
+    std::atomic<std::size_t> calls{0};
+    const std::size_t parts = course::for_each_range(count, std::size_t{1} << 22, 16,
+                                                     [&](std::size_t, std::size_t begin, std::size_t end) {
+                                                       ++calls;
+                                                       for (std::size_t i = begin; i < end; ++i) ++seen[i];
+                                                     });
+    EXPECT_EQ(calls, parts) << count;
+    EXPECT_GE(parts, 1u);
+    EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; })) << count;
+  }
 }
 
 TEST(Compare, SizeMismatchFails) {

@@ -240,8 +240,8 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4):
     time; with a lock folder, beside other gradings' such tests, holding the GPU's lock shared),
     then those labelled `alone` (they time, count or measure the whole device), holding it
     exclusively. In that phase three programs run at a time, taking turns through a lock file
-    (COURSE_GPU_LOCK, course/gpu_turn.h) once their CUDA context exists, so that one program's
-    start and exit overlap another's turn. With `gpu`, the tests see that GPU alone; the
+    (COURSE_GPU_LOCK, course/gpu_turn.h) from their first GPU work, so that one program's start,
+    host-side preparation and exit overlap another's turn. With `gpu`, the tests see that GPU alone; the
     multi-GPU tests then run last with every GPU of `all_gpus`, holding all their locks.
     Returns (results, seconds testing, seconds waiting for the GPU, {phase: seconds})."""
     if ws.sandbox:

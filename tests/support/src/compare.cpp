@@ -1,10 +1,9 @@
 #include "course/compare.h"
+#include "course/parallel.h"
 #include "course/profile.h"
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
-#include <thread>
 #include <iomanip>
 #include <sstream>
 
@@ -33,17 +32,13 @@ template <class Expected>
 ComparisonReport compare_all(const Expected* expected, const float* actual, std::size_t count, Tolerance tolerance,
                              std::size_t max_listed) {
   const ProfileScope phase("compare (host)");
-  constexpr std::size_t kPerThread = std::size_t{1} << 22;
-  const std::size_t threads = std::min<std::size_t>(
-      {std::max(1u, std::thread::hardware_concurrency()), 16, (count + kPerThread - 1) / kPerThread});
-  std::vector<ComparisonReport> parts(std::max<std::size_t>(threads, 1));
-  const std::size_t share = threads > 1 ? (count + threads - 1) / threads : count;
-  std::vector<std::thread> workers;
-  for (std::size_t t = 1; t < threads; ++t)
-    workers.emplace_back(compare_range<Expected>, expected, actual, std::min(count, t * share),
-                         std::min(count, (t + 1) * share), tolerance, max_listed, std::ref(parts[t]));
-  compare_range(expected, actual, 0, std::min(count, share), tolerance, max_listed, parts[0]);
-  for (auto& worker : workers) worker.join();
+  std::vector<ComparisonReport> parts(16);
+  const std::size_t used = for_each_range(count, std::size_t{1} << 22, parts.size(),
+                                          [&](std::size_t part, std::size_t begin, std::size_t end) {
+                                            compare_range(expected, actual, begin, end, tolerance, max_listed,
+                                                          parts[part]);
+                                          });
+  parts.resize(used);
   ComparisonReport report;
   report.checked = count;
   for (const ComparisonReport& part : parts) {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
-#include <thread>
-#include <vector>
+
+#include "course/parallel.h"
 
 namespace course {
 
@@ -14,23 +14,11 @@ constexpr std::size_t kStagedFrom = std::size_t{8} << 20;  // smaller copies go 
 
 // memcpy with several threads: one core copies pageable memory at a few GB/s.
 void parallel_memcpy(void* destination, const void* source, std::size_t bytes) {
-  constexpr std::size_t kPerThread = std::size_t{4} << 20;
-  const std::size_t threads =
-      std::min<std::size_t>({std::max(1u, std::thread::hardware_concurrency()), 8, (bytes + kPerThread - 1) / kPerThread});
-  if (threads <= 1) {
-    std::memcpy(destination, source, bytes);
-    return;
-  }
-  const std::size_t share = (bytes + threads - 1) / threads;
-  std::vector<std::thread> workers;
   auto* to = static_cast<unsigned char*>(destination);
   const auto* from = static_cast<const unsigned char*>(source);
-  for (std::size_t t = 1; t < threads; ++t) {
-    const std::size_t begin = std::min(bytes, t * share), end = std::min(bytes, (t + 1) * share);
-    workers.emplace_back([=] { std::memcpy(to + begin, from + begin, end - begin); });
-  }
-  std::memcpy(to, from, std::min(bytes, share));
-  for (auto& worker : workers) worker.join();
+  for_each_range(bytes, std::size_t{4} << 20, 8, [&](std::size_t, std::size_t begin, std::size_t end) {
+    std::memcpy(to + begin, from + begin, end - begin);
+  });
 }
 }  // namespace
 

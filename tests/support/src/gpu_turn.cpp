@@ -42,7 +42,6 @@ void lock(int fd, int operation, const std::string& path) {
 }  // namespace
 
 GpuTurn::GpuTurn(const GpuTurnRequest& request) {
-  const auto start = std::chrono::steady_clock::now();
   const std::string turnstile_path = request.path + ".turnstile";
   const int turnstile = open_lock(turnstile_path);
   try {
@@ -57,7 +56,6 @@ GpuTurn::GpuTurn(const GpuTurnRequest& request) {
     throw;
   }
   ::close(turnstile);  // releases it
-  waited_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
 GpuTurn::~GpuTurn() {

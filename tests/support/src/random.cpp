@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "course/host_memory.h"
+#include "course/parallel.h"
 #include "course/settings.h"
 
 namespace course {
@@ -52,19 +53,7 @@ std::vector<float> random_floats(std::size_t count, std::uint64_t seed, float lo
       values[i] = lo + static_cast<float>(z >> 40) * scale;
     }
   };
-  constexpr std::size_t kPerThread = std::size_t{1} << 22;
-  const std::size_t threads =
-      std::min<std::size_t>({std::max(1u, std::thread::hardware_concurrency()), 16, (count + kPerThread - 1) / kPerThread});
-  if (threads <= 1) {
-    fill(0, count);
-    return values;
-  }
-  std::vector<std::thread> workers;
-  const std::size_t share = (count + threads - 1) / threads;
-  for (std::size_t t = 1; t < threads; ++t)
-    workers.emplace_back(fill, std::min(count, t * share), std::min(count, (t + 1) * share));
-  fill(0, std::min(count, share));
-  for (auto& worker : workers) worker.join();
+  for_each_range(count, std::size_t{1} << 22, 16, [&](std::size_t, std::size_t begin, std::size_t end) { fill(begin, end); });
   return values;
 }
 

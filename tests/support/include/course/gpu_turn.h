@@ -48,12 +48,9 @@ class GpuTurn {
   GpuTurn& operator=(const GpuTurn&) = delete;
   /// Gives the turn back.
   ~GpuTurn();
-  /// How long the constructor waited, in milliseconds.
-  double waited_ms() const { return waited_ms_; }
 
  private:
   int lock_ = -1;
-  double waited_ms_ = 0;
 };
 
 /// Arms this program's turn (main(), from --course_gpu_lock): a shared turn is taken now, an
