@@ -152,10 +152,10 @@ if("$ENV{COURSE_PROFILE}" STREQUAL "1")
 endif()
 
 # A grader that runs the tests labelled `alone` apart from the others (tools/course_grading)
-# gives COURSE_GPU_LOCK, a lock file: each program then takes its turn on the GPU with it
-# (course/gpu_turn.h: exclusive for these tests, from their first GPU work; shared for the
-# others) instead of RUN_SERIAL, so that process starts, host-side preparation and exits
-# overlap another test's turn.
+# gives COURSE_GPU_LOCK, a lock file: each program then takes turns on the GPU with it
+# (course/gpu_turn.h: shared from its start, exclusive only while it measures) instead of
+# RUN_SERIAL, so that process starts, inputs, correctness checks and exits overlap another
+# test's measurement.
 set(_course_gpu_lock "$ENV{COURSE_GPU_LOCK}")
 
 # One ctest test: the program with one case selected, its own record, and its properties.
@@ -163,11 +163,7 @@ function(_course_add_case name filter labels timeout serial environment)
   string(REPLACE "/" "~" report "${name}")
   set(turn "")
   if(_course_gpu_lock)
-    if(serial)
-      set(turn "--course_gpu_lock=exclusive:${_course_gpu_lock}")
-    else()
-      set(turn "--course_gpu_lock=shared:${_course_gpu_lock}")
-    endif()
+    set(turn "--course_gpu_lock=${_course_gpu_lock}")
     set(serial FALSE)
   endif()
   add_test("${name}" ${_course_launcher} "${COURSE_TL_EXE}" "--gtest_filter=${filter}"

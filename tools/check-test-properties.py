@@ -38,9 +38,10 @@ def problems_of(test):
     timeout = props.get("TIMEOUT")
     if not isinstance(timeout, (int, float)) or timeout <= 0:
         found.append(f"TIMEOUT is {timeout!r}, not a positive number")
-    # Alone: RUN_SERIAL, or (a grader's COURSE_GPU_LOCK at ctest time) an exclusive GPU turn.
+    # Alone: RUN_SERIAL, or (a grader's COURSE_GPU_LOCK at ctest time) turns on the GPU, which
+    # give the program the GPU alone while it measures (course/gpu_turn.h).
     serial = props.get("RUN_SERIAL") is True or any(
-        str(a).startswith("--course_gpu_lock=exclusive:") for a in test.get("command", []))
+        str(a).startswith("--course_gpu_lock=") for a in test.get("command", []))
     needs_alone = "perf" in labels or any(word in name for word in ("DeviceWide", "Timer", "Counted"))
     if "perf" in labels and not serial:
         found.append("a perf test without RUN_SERIAL")

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -157,7 +158,7 @@ TEST(PerfScale, ParsesValidFactorsAndRejectsOthers) {
 TEST(Settings, ComeFromTheCommandLineAndLeaveTheRestToGoogleTest) {
   char program[] = "tests", seed[] = "--course_seed=42", scale[] = "--course_perf_scale=0.5",
        tool[] = "--course_sanitizer=memcheck", filter[] = "--gtest_filter=A.B", profile[] = "--course_profile=1",
-       turn[] = "--course_gpu_lock=shared:/tmp/a:b.lock";
+       turn[] = "--course_gpu_lock=/tmp/a:b.lock";
   char* argv[] = {program, seed, filter, scale, tool, profile, turn, nullptr};
   int argc = 7;
   const course::Settings parsed = course::parse_settings_from(&argc, argv);
@@ -165,16 +166,14 @@ TEST(Settings, ComeFromTheCommandLineAndLeaveTheRestToGoogleTest) {
   EXPECT_DOUBLE_EQ(parsed.perf_scale, 0.5);
   EXPECT_EQ(parsed.sanitizer, "memcheck");
   EXPECT_TRUE(parsed.profile);
-  ASSERT_TRUE(parsed.gpu_turn.has_value());
-  EXPECT_EQ(parsed.gpu_turn->mode, course::GpuTurnMode::shared);
-  EXPECT_EQ(parsed.gpu_turn->path, "/tmp/a:b.lock");
+  EXPECT_EQ(parsed.gpu_lock, std::optional<std::string>("/tmp/a:b.lock"));
   ASSERT_EQ(argc, 2);
   EXPECT_STREQ(argv[1], "--gtest_filter=A.B");
   EXPECT_EQ(argv[2], nullptr);
 
   char bad_scale[] = "--course_perf_scale=7", unknown[] = "--course_speed=9", bad_profile[] = "--course_profile=yes",
-       bad_turn[] = "--course_gpu_lock=alone:/tmp/x", no_path[] = "--course_gpu_lock=exclusive:";
-  for (char* bad : {bad_scale, unknown, bad_profile, bad_turn, no_path}) {
+       no_path[] = "--course_gpu_lock=";
+  for (char* bad : {bad_scale, unknown, bad_profile, no_path}) {
     char* args[] = {program, bad, nullptr};
     int count = 2;
     EXPECT_THROW(course::parse_settings_from(&count, args), std::invalid_argument) << bad;
@@ -187,7 +186,7 @@ TEST(Settings, ComeFromTheCommandLineAndLeaveTheRestToGoogleTest) {
   EXPECT_DOUBLE_EQ(defaults.perf_scale, 1.0);
   EXPECT_TRUE(defaults.sanitizer.empty());
   EXPECT_FALSE(defaults.profile);
-  EXPECT_FALSE(defaults.gpu_turn.has_value());
+  EXPECT_FALSE(defaults.gpu_lock.has_value());
 }
 
 // Takes a turn of `mode` on `path` in another thread; `given` says when it has it. The thread
@@ -195,7 +194,7 @@ TEST(Settings, ComeFromTheCommandLineAndLeaveTheRestToGoogleTest) {
 std::thread take_turn(const std::string& path, course::GpuTurnMode mode, std::atomic<bool>& given,
                       std::atomic<bool>& release) {
   return std::thread([&given, &release, path, mode] {
-    course::GpuTurn turn({mode, path});
+    course::GpuTurn turn(path, mode);
     given = true;
     while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   });
@@ -239,26 +238,53 @@ TEST(GpuTurn, ExclusiveTurnsWaitForEveryOtherAndSharedOnesGoTogether) {
   ::unlink((path + ".turnstile").c_str());
 }
 
-TEST(GpuTurn, AnArmedExclusiveTurnIsTakenWhenTheGpuFirstGetsWork) {
+// A program's turns (course::arm_gpu_turn): shared from the start, exclusive only inside
+// ExclusiveGpuTurn scopes (the outermost of nested ones), its GPU work waited for before it lets
+// go of either.
+TEST(GpuTurn, AProgramHoldsTheSharedTurnAndTheExclusiveOneOnlyWhileItMeasures) {
   using course::GpuTurnMode;
   const std::string path = testing::TempDir() + "course-gpu-turn-armed-" + std::to_string(::getpid()) + ".lock";
   const std::chrono::milliseconds short_wait(300), long_wait(10000);
-  course::arm_gpu_turn({GpuTurnMode::exclusive, path});
+  int waited_for_gpu_work = 0;
+  course::arm_gpu_turn(path, [&] { ++waited_for_gpu_work; });
+  {
+    std::atomic<bool> given{false}, release{true};
+    std::thread other = take_turn(path, GpuTurnMode::shared, given, release);
+    EXPECT_TRUE(becomes_true_within(given, long_wait)) << "a shared turn waited for an armed program";
+    other.join();
+  }
   {
     std::atomic<bool> given{false}, release{true};
     std::thread other = take_turn(path, GpuTurnMode::exclusive, given, release);
-    EXPECT_TRUE(becomes_true_within(given, long_wait)) << "an armed turn was held before the GPU got work";
+    EXPECT_FALSE(becomes_true_within(given, short_wait)) << "an exclusive turn was given beside an armed program";
+    course::disarm_gpu_turn();
+    EXPECT_TRUE(becomes_true_within(given, long_wait));
     other.join();
   }
-  course::take_gpu_turn();
-  course::take_gpu_turn();  // a second call keeps the turn it has
+  course::arm_gpu_turn(path, [&] { ++waited_for_gpu_work; });
+  EXPECT_EQ(waited_for_gpu_work, 0);
   std::atomic<bool> given{false}, release{true};
-  std::thread other = take_turn(path, GpuTurnMode::shared, given, release);
-  EXPECT_FALSE(becomes_true_within(given, short_wait)) << "another program got a turn beside the exclusive one";
-  course::give_back_gpu_turn();
-  EXPECT_TRUE(becomes_true_within(given, long_wait));
+  std::thread other;
+  {
+    const course::ExclusiveGpuTurn measuring;
+    EXPECT_EQ(waited_for_gpu_work, 1) << "the program's GPU work was not waited for before it let go of its turn";
+    const course::ExclusiveGpuTurn nested;  // keeps the turn it has
+    EXPECT_EQ(waited_for_gpu_work, 1);
+    other = take_turn(path, GpuTurnMode::shared, given, release);
+    EXPECT_FALSE(becomes_true_within(given, short_wait)) << "another program got a turn beside the exclusive one";
+    course::begin_exclusive_gpu_turn();
+    course::end_exclusive_gpu_turn();
+    EXPECT_FALSE(becomes_true_within(given, short_wait)) << "an inner scope gave the exclusive turn back";
+  }
+  // Out of the scopes: back to the shared turn, beside the other program's.
+  EXPECT_EQ(waited_for_gpu_work, 2);
+  EXPECT_TRUE(becomes_true_within(given, long_wait)) << "the exclusive turn was not given back after its scope";
   other.join();
-  course::take_gpu_turn();  // nothing armed any more: nothing happens
+  course::disarm_gpu_turn();
+  {
+    const course::ExclusiveGpuTurn unarmed;  // nothing armed any more: nothing happens
+  }
+  EXPECT_EQ(waited_for_gpu_work, 2);
   EXPECT_TRUE(course::suite_holds_the_gpu_throughout("EventTimerTechnique"));
   EXPECT_TRUE(course::suite_holds_the_gpu_throughout("ProcessStagedDeviceWide"));
   EXPECT_FALSE(course::suite_holds_the_gpu_throughout("TransposeTiledPerf"));
@@ -266,8 +292,44 @@ TEST(GpuTurn, AnArmedExclusiveTurnIsTakenWhenTheGpuFirstGetsWork) {
   ::unlink((path + ".turnstile").c_str());
 }
 
+// Whether another program could take a turn of `mode` on `path` right now (without waiting).
+bool turn_free(const std::string& path, int mode) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool taken = ::flock(fd, mode | LOCK_NB) == 0;
+  ::close(fd);
+  return taken;
+}
+
+// The support library's measurements hold the exclusive turn, and only they: the timing loop
+// and the copy peak; a test program's other GPU work holds the shared one.
+TEST(GpuTurn, TimingHoldsTheExclusiveTurnAndOtherWorkTheSharedOne) {
+  COURSE_REQUIRE_GPU();
+  const std::string path = testing::TempDir() + "course-gpu-turn-timing-" + std::to_string(::getpid()) + ".lock";
+  course::arm_gpu_turn(path, [] { (void)cudaDeviceSynchronize(); });
+  EXPECT_TRUE(turn_free(path, LOCK_SH)) << "the program did not hold the turn shared";
+  EXPECT_FALSE(turn_free(path, LOCK_EX)) << "the program held no turn";
+  course::DeviceBuffer<float> data(1 << 20, "data");
+  course::Stream stream;
+  bool shared_free_while_timed = true;
+  course::time_on_stream(
+      [&](cudaStream_t s) {
+        CUDA_CHECK(cudaMemsetAsync(data.data(), 0, data.size() * sizeof(float), s));
+        shared_free_while_timed = shared_free_while_timed && turn_free(path, LOCK_SH);
+      },
+      stream, 1, 3);
+  EXPECT_FALSE(shared_free_while_timed) << "time_on_stream ran beside another program's turn";
+  EXPECT_TRUE(turn_free(path, LOCK_SH)) << "the exclusive turn outlived the timing";
+  EXPECT_FALSE(turn_free(path, LOCK_EX));
+  course::disarm_gpu_turn();
+  EXPECT_TRUE(turn_free(path, LOCK_EX));
+  ::unlink(path.c_str());
+  ::unlink((path + ".turnstile").c_str());
+}
+
 TEST(GpuTurn, SaysWhyWhenTheLockCannotBeOpened) {
-  EXPECT_THROW(course::GpuTurn({course::GpuTurnMode::exclusive, "/nonexistent-folder/gpu.lock"}), std::runtime_error);
+  EXPECT_THROW(course::GpuTurn("/nonexistent-folder/gpu.lock", course::GpuTurnMode::exclusive), std::runtime_error);
+  EXPECT_THROW(course::arm_gpu_turn("/nonexistent-folder/gpu.lock"), std::runtime_error);
 }
 
 TEST(Random, AnElementAloneIsTheSameAsInTheWholeSequence) {

@@ -163,9 +163,12 @@ def take(ws, submission, chapters):
     return [t for t in taken if t.parts[1] in chapters], [m for m in missing if m.parts[1] in chapters]
 
 
-def build(ws, chapters, log_path, jobs, timeouts=None, env=None):
+def build(ws, chapters, log_path, jobs, timeouts=None, env=None, build_lock=None):
     """Configures (once) and builds the graded chapters in a sandbox that may write only the build
-    tree and the build's temporary folders. Returns (built, seconds, chapters that did not build)."""
+    tree and the build's temporary folders. With `build_lock` (a file), it first waits until no
+    other grading holds it: tools/grade-class builds one submission at a time on all the
+    machine's cores, so that its gradings fall out of step and one builds while the others test.
+    Returns (built, seconds building, chapters that did not build, seconds waiting to build)."""
     env = dict(env or os.environ)
     env.update(TMPDIR=str(ws.root / "tmp"), HOME=str(ws.root / "home"))
     ws.build.mkdir(exist_ok=True)
@@ -174,16 +177,27 @@ def build(ws, chapters, log_path, jobs, timeouts=None, env=None):
     options = [f"-DCOURSE_TEST_LAUNCHER={launcher}", f"-DCOURSE_TEST_REPORT_DIR={ws.records}"]
     if timeouts:
         options += [f"-DCOURSE_CORRECTNESS_TIMEOUT={timeouts[0]}", f"-DCOURSE_PERF_TIMEOUT={timeouts[1]}"]
-    started = time.monotonic()
+    waiting_since = time.monotonic()
+    with contextlib.ExitStack() as held:
+        if build_lock:
+            handle = held.enter_context(open(build_lock, "a"))
+            fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file is closed
+        waited = time.monotonic() - waiting_since
+        started = time.monotonic()
+        built = _configure_and_build(ws, chapters, log_path, jobs, prefix, options, env)
+        seconds = time.monotonic() - started
+    failed = sorted({p.parent.name.split("-", 1)[1] for p in (ws.build / "course-build-status").glob("student-*/*.log")})
+    return built, seconds, [c for c in failed if c in chapters], waited
+
+
+def _configure_and_build(ws, chapters, log_path, jobs, prefix, options, env):
     with open(log_path, "a") as out:
         def run(command):
             return subprocess.run(prefix + command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=ws.course)
         configured = run(["cmake", "--preset", "default", *options]).returncode == 0
         targets = [f"student_ch{c.replace('-', '_')}_tests" for c in chapters]
-        built = configured and run(["cmake", "--build", str(ws.build), "--target", *targets,
-                                    "-j", str(jobs)]).returncode == 0
-    failed = sorted({p.parent.name.split("-", 1)[1] for p in (ws.build / "course-build-status").glob("student-*/*.log")})
-    return built, time.monotonic() - started, [c for c in failed if c in chapters]
+        return configured and run(["cmake", "--build", str(ws.build), "--target", *targets,
+                                   "-j", str(jobs)]).returncode == 0
 
 
 def _lock(path, mode, blocking=True):
@@ -239,9 +253,10 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4):
     front of it). Two phases on one GPU: first the tests that may run side by side (`jobs` at a
     time; with a lock folder, beside other gradings' such tests, holding the GPU's lock shared),
     then those labelled `alone` (they time, count or measure the whole device), holding it
-    exclusively. In that phase three programs run at a time, taking turns through a lock file
-    (COURSE_GPU_LOCK, course/gpu_turn.h) from their first GPU work, so that one program's start,
-    host-side preparation and exit overlap another's turn. With `gpu`, the tests see that GPU alone; the
+    exclusively. In that phase four programs run at a time, taking turns through a lock file
+    (COURSE_GPU_LOCK, course/gpu_turn.h): each holds it shared from its start and exclusively only
+    while it measures, so that one program's start, inputs, correctness checks and exit overlap
+    another's measurement. With `gpu`, the tests see that GPU alone; the
     multi-GPU tests then run last with every GPU of `all_gpus`, holding all their locks.
     Returns (results, seconds testing, seconds waiting for the GPU, {phase: seconds})."""
     if ws.sandbox:
@@ -256,7 +271,7 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4):
     phases = [("side-by-side", ["-L", "^student$", "-LE", "^(alone|multi-gpu)$" if gpu is not None else "^alone$"],
                gpu, [gpu] if gpu is not None else [], True, max(4, jobs), None),
               ("alone", ["-L", "^student$", "-L", "^alone$", *one_gpu], gpu, [gpu] if gpu is not None else [], False,
-               3, turns)]
+               4, turns)]
     if gpu is not None:
         every = [g for g in (all_gpus or gpu).split(",") if g]
         phases.append(("multi-gpu", ["-L", "^student$", "-L", "^multi-gpu$"], ",".join(every), every, False, 4, None))

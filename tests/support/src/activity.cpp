@@ -14,7 +14,6 @@
 #include <stdexcept>
 
 #include "course/cuda_check.h"
-#include "course/gpu_turn.h"
 
 namespace course {
 
@@ -488,14 +487,12 @@ Activity record(const std::function<void()>& before, const std::function<void()>
 
 Activity record_activity(const std::function<void()>& work, const std::vector<LaunchArguments>& read,
                          Counting counting) {
-  take_gpu_turn();
   const ProfileScope phase("record_activity (CUPTI)");
   return record(nullptr, work, read, counting);
 }
 
 Activity record_activity_on(void* stream, const std::function<void()>& work, const std::vector<LaunchArguments>& read,
                             Counting counting) {
-  take_gpu_turn();
   const ProfileScope phase("record_activity (CUPTI)");
   void* marker = nullptr;
   CUDA_CHECK(cudaMalloc(&marker, 4));

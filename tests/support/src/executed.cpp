@@ -18,7 +18,6 @@
 
 #include "course/activity.h"
 #include "course/fatbin.h"
-#include "course/gpu_turn.h"
 
 namespace course {
 
@@ -212,7 +211,6 @@ bool start_counting_once(std::string* why_not) {
 // Another process counting on the same GPU may hold its counters for a moment (ctest runs test
 // processes side by side): a refusal is tried again for a few seconds before it is reported.
 bool start_counting_instructions(std::string* why_not) {
-  take_gpu_turn();
   const ProfileScope phase("count instructions: start (CUPTI profiler)");
   for (int attempt = 0;; ++attempt) {
     if (start_counting_once(why_not)) return true;

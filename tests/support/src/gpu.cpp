@@ -11,6 +11,7 @@
 
 #include "course/cuda_check.h"
 #include "course/device_buffer.h"
+#include "course/gpu_turn.h"
 #include "course/timing.h"
 
 namespace course {
@@ -102,6 +103,7 @@ double host_link_ceiling_gbps(std::string* name) {
 
 double measure_copy_peak_gbps() {
   static const double peak = [] {
+    const ExclusiveGpuTurn alone;  // its warm-up too (course/gpu_turn.h)
     const ProfileScope phase("copy peak");
     // 256 MiB each way: five times the largest L2 of current GPUs, so DRAM is measured.
     constexpr std::size_t kBytes = std::size_t{256} << 20;
@@ -133,6 +135,7 @@ double measure_copy_peak_gbps() {
 
 double measure_pinned_h2d_peak_gbps() {
   static const double peak = [] {
+    const ExclusiveGpuTurn alone;
     const ProfileScope phase("pinned copy peak");
     constexpr std::size_t kBytes = std::size_t{256} << 20;
     PinnedHostBuffer<unsigned char> source(kBytes);

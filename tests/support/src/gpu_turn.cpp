@@ -8,24 +8,15 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <stdexcept>
 
 namespace course {
-
-GpuTurnRequest parse_gpu_turn(const std::string& value) {
-  GpuTurnRequest request;
-  const std::size_t colon = value.find(':');
-  const std::string mode = value.substr(0, colon);
-  if (colon == std::string::npos || colon + 1 == value.size() || (mode != "shared" && mode != "exclusive"))
-    throw std::invalid_argument("--course_gpu_lock takes exclusive:PATH or shared:PATH, got '" + value + "'");
-  request.mode = mode == "shared" ? GpuTurnMode::shared : GpuTurnMode::exclusive;
-  request.path = value.substr(colon + 1);
-  return request;
-}
 
 namespace {
 int open_lock(const std::string& path) {
@@ -41,75 +32,119 @@ void lock(int fd, int operation, const std::string& path) {
 }
 }  // namespace
 
-GpuTurn::GpuTurn(const GpuTurnRequest& request) {
-  const std::string turnstile_path = request.path + ".turnstile";
-  const int turnstile = open_lock(turnstile_path);
+GpuTurn::GpuTurn(const std::string& path) : path_(path) {
+  turnstile_ = open_lock(path + ".turnstile");
   try {
-    lock_ = open_lock(request.path);
-    // Through the turnstile: an exclusive turn waiting for the lock holds it, so shared turns
-    // that come later wait behind it instead of overtaking it for ever.
-    lock(turnstile, LOCK_EX, turnstile_path);
-    lock(lock_, request.mode == GpuTurnMode::shared ? LOCK_SH : LOCK_EX, request.path);
+    lock_ = open_lock(path);
   } catch (...) {
-    ::close(turnstile);
-    if (lock_ >= 0) ::close(lock_);
+    ::close(turnstile_);
     throw;
   }
-  ::close(turnstile);  // releases it
+}
+
+GpuTurn::GpuTurn(const std::string& path, GpuTurnMode mode) : GpuTurn(path) {
+  try {
+    take(mode);
+  } catch (...) {
+    ::close(lock_);
+    ::close(turnstile_);
+    throw;
+  }
 }
 
 GpuTurn::~GpuTurn() {
-  if (lock_ >= 0) ::close(lock_);  // closing the only descriptor releases the lock
+  ::close(lock_);  // closing the only descriptors lets go of the locks
+  ::close(turnstile_);
 }
+
+void GpuTurn::take(GpuTurnMode mode) {
+  release();  // never wait while holding a turn: two programs could each wait for the other's
+  // Through the turnstile: an exclusive turn waiting for the lock holds it, so shared turns that
+  // come later wait behind it instead of overtaking it for ever.
+  lock(turnstile_, LOCK_EX, path_ + ".turnstile");
+  try {
+    lock(lock_, mode == GpuTurnMode::shared ? LOCK_SH : LOCK_EX, path_);
+  } catch (...) {
+    ::flock(turnstile_, LOCK_UN);
+    throw;
+  }
+  ::flock(turnstile_, LOCK_UN);
+}
+
+void GpuTurn::release() { ::flock(lock_, LOCK_UN); }
 
 namespace {
 struct TurnState {
   std::mutex mutex;
-  std::optional<GpuTurnRequest> armed;
-  std::unique_ptr<GpuTurn> held;
-  std::chrono::steady_clock::time_point taken;
+  std::unique_ptr<GpuTurn> turn;  // armed when set; holds the shared turn outside exclusive scopes
+  std::function<void()> wait_for_gpu_work;
+  int exclusive_depth = 0;
+  std::chrono::steady_clock::time_point exclusive_since;
 };
 TurnState& turn_state() {
   static TurnState state;
   return state;
 }
 
-void take_locked(TurnState& state) {
-  if (!state.armed || state.held) return;
-  const ProfileScope waiting("GPU turn: waiting for it");
-  state.held = std::make_unique<GpuTurn>(*state.armed);
-  state.taken = std::chrono::steady_clock::now();
-}
-
-void give_back_locked(TurnState& state) {
-  if (!state.held) return;
-  state.held.reset();
-  if (profiling())
-    profile_add("GPU turn: held",
-                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - state.taken).count());
+void switch_turn(TurnState& state, GpuTurnMode mode, const char* waiting) {
+  if (state.wait_for_gpu_work) state.wait_for_gpu_work();  // none of it may run into another's turn
+  const ProfileScope phase(waiting);
+  state.turn->take(mode);
 }
 }  // namespace
 
-void arm_gpu_turn(const GpuTurnRequest& request) {
+void arm_gpu_turn(const std::string& path, std::function<void()> wait_for_gpu_work) {
   TurnState& state = turn_state();
   const std::lock_guard<std::mutex> guard(state.mutex);
-  give_back_locked(state);
-  state.armed = request;
-  if (request.mode == GpuTurnMode::shared) take_locked(state);
+  state.turn.reset();
+  state.exclusive_depth = 0;
+  state.wait_for_gpu_work = std::move(wait_for_gpu_work);
+  auto turn = std::make_unique<GpuTurn>(path);
+  const ProfileScope phase("GPU turn: waiting for the shared one");
+  turn->take(GpuTurnMode::shared);
+  state.turn = std::move(turn);
 }
 
-void take_gpu_turn() {
+void disarm_gpu_turn() {
   TurnState& state = turn_state();
   const std::lock_guard<std::mutex> guard(state.mutex);
-  take_locked(state);
+  state.turn.reset();
+  state.exclusive_depth = 0;
+  state.wait_for_gpu_work = nullptr;
 }
 
-void give_back_gpu_turn() {
+void begin_exclusive_gpu_turn() {
   TurnState& state = turn_state();
   const std::lock_guard<std::mutex> guard(state.mutex);
-  give_back_locked(state);
-  state.armed.reset();
+  if (!state.turn || state.exclusive_depth++ > 0) return;
+  try {
+    switch_turn(state, GpuTurnMode::exclusive, "GPU turn: waiting for the exclusive one");
+  } catch (...) {
+    state.exclusive_depth = 0;
+    throw;
+  }
+  state.exclusive_since = std::chrono::steady_clock::now();
 }
+
+void end_exclusive_gpu_turn() {
+  TurnState& state = turn_state();
+  const std::lock_guard<std::mutex> guard(state.mutex);
+  if (!state.turn || state.exclusive_depth == 0 || --state.exclusive_depth > 0) return;
+  if (profiling())
+    profile_add("GPU turn: exclusive, held", std::chrono::duration<double, std::milli>(
+                                                 std::chrono::steady_clock::now() - state.exclusive_since).count());
+  try {
+    switch_turn(state, GpuTurnMode::shared, "GPU turn: waiting for the shared one");
+  } catch (const std::exception& error) {
+    // Going on without a turn would let this program's GPU work run into another's measurement.
+    std::fprintf(stderr, "[  COURSE  ] lost the GPU turn: %s\n", error.what());
+    std::abort();
+  }
+}
+
+ExclusiveGpuTurn::ExclusiveGpuTurn() { begin_exclusive_gpu_turn(); }
+
+ExclusiveGpuTurn::~ExclusiveGpuTurn() { end_exclusive_gpu_turn(); }
 
 bool suite_holds_the_gpu_throughout(const char* suite) {
   const std::string name = suite != nullptr ? suite : "";

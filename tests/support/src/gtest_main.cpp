@@ -6,6 +6,7 @@
 // process whose selected tests were all skipped exits with kSkippedExitStatus, which ctest's
 // SKIP_RETURN_CODE reports as skipped: no pattern is matched against output the code under test
 // could print.
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -24,10 +25,13 @@
 namespace {
 constexpr int kSkippedExitStatus = 77;
 
-// Takes the exclusive GPU turn before a test that measures the whole device throughout.
-class TurnBeforeWholeDeviceTests : public ::testing::EmptyTestEventListener {
+// Holds the exclusive GPU turn through a test that measures the whole device throughout.
+class TurnAroundWholeDeviceTests : public ::testing::EmptyTestEventListener {
   void OnTestStart(const ::testing::TestInfo& test) override {
-    if (course::suite_holds_the_gpu_throughout(test.test_suite_name())) course::take_gpu_turn();
+    if (course::suite_holds_the_gpu_throughout(test.test_suite_name())) course::begin_exclusive_gpu_turn();
+  }
+  void OnTestEnd(const ::testing::TestInfo& test) override {
+    if (course::suite_holds_the_gpu_throughout(test.test_suite_name())) course::end_exclusive_gpu_turn();
   }
 };
 }  // namespace
@@ -45,6 +49,13 @@ int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   if (!listing) {
     try {
+      // The GPU turn (course/gpu_turn.h): the shared one before the context exists, kept until the
+      // process has exited; the exclusive one while measuring, and through a test of a suite
+      // that measures the whole device.
+      if (course::settings().gpu_lock) {
+        course::arm_gpu_turn(*course::settings().gpu_lock, [] { (void)cudaDeviceSynchronize(); });
+        ::testing::UnitTest::GetInstance()->listeners().Append(new TurnAroundWholeDeviceTests);
+      }
       std::printf("[  COURSE  ] %s\n", course::seed_note().c_str());
       std::optional<std::string> why;
       {
@@ -60,23 +71,11 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  // The GPU turn (course/gpu_turn.h): a shared one now, once the context exists; an exclusive
-  // one when the program first gives the GPU work, or before a test that holds it throughout.
-  if (!listing && course::settings().gpu_turn) {
-    try {
-      course::arm_gpu_turn(*course::settings().gpu_turn);
-    } catch (const std::exception& error) {
-      std::fprintf(stderr, "[  COURSE  ] cannot start: %s\n", error.what());
-      return 2;
-    }
-    ::testing::UnitTest::GetInstance()->listeners().Append(new TurnBeforeWholeDeviceTests);
-  }
   int status = 0;
   {
     const course::ProfileScope tests("tests");
     status = RUN_ALL_TESTS();
   }
-  course::give_back_gpu_turn();
   course::profile_print(stdout, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - main_start).count());
   const ::testing::UnitTest& run = *::testing::UnitTest::GetInstance();
   if (status == 0 && !listing && run.test_to_run_count() > 0 && run.skipped_test_count() == run.test_to_run_count())

@@ -1,7 +1,6 @@
 // random_floats on the GPU: element i of course::random_floats(count, seed, lo, hi), written by a
 // kernel of the judge's own (a perf test refills a large input before every timed call).
 #include "course/cuda_check.h"
-#include "course/gpu_turn.h"
 #include "course/random.h"
 
 namespace course {
@@ -31,7 +30,6 @@ float random_float_at(std::uint64_t seed, std::size_t index, float lo, float hi)
 
 void fill_random_floats(float* device, std::size_t count, std::uint64_t seed, float lo, float hi, cudaStream_t stream) {
   if (count == 0) return;
-  take_gpu_turn();
   const float scale = (hi - lo) / 16777216.0f;
   fill_kernel<<<1024, 256, 0, stream>>>(device, count, seed, lo, scale);
   CUDA_CHECK(cudaGetLastError());

@@ -38,11 +38,12 @@ Settings parse_settings_from(int* argc, char** argv) {
         throw std::invalid_argument("--course_profile takes 0 or 1, got '" + std::string(profile) + "'");
       parsed.profile = std::strcmp(profile, "1") == 0;
     } else if (const char* turn = value_of("--course_gpu_lock=")) {
-      parsed.gpu_turn = parse_gpu_turn(turn);
+      if (*turn == '\0') throw std::invalid_argument("--course_gpu_lock takes the path of a lock file");
+      parsed.gpu_lock = std::string(turn);
     } else if (argument.compare(0, 9, "--course_") == 0) {
       throw std::invalid_argument("unknown flag " + argument +
                                   " (--course_seed=N, --course_perf_scale=X, --course_sanitizer=TOOL, --course_profile=1, "
-                                  "--course_gpu_lock=MODE:PATH)");
+                                  "--course_gpu_lock=PATH)");
     } else {
       argv[kept++] = argv[i];
       continue;

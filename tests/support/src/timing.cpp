@@ -99,7 +99,7 @@ void copy_counts(const TimingStats& counts, TimingStats& stats) {
 TimingStats timed_on_stream(const std::function<void(cudaStream_t)>& work, cudaStream_t stream,
                             const FreshCalls* fresh, int warmups, int repetitions) {
   if (repetitions < 1) throw std::invalid_argument("time_on_stream: repetitions < 1");
-  take_gpu_turn();
+  const ExclusiveGpuTurn alone;  // nothing else runs on the GPU while it is timed (course/gpu_turn.h)
   const ProfileScope phase("time_on_stream (all of it)");
   TimingStats counts;
   const int slot = recorded_slot(fresh, warmups, repetitions);
@@ -147,7 +147,7 @@ TimingStats timed_on_stream(const std::function<void(cudaStream_t)>& work, cudaS
 
 TimingStats timed_on_host(const std::function<void()>& work, const FreshCalls* fresh, int warmups, int repetitions) {
   if (repetitions < 1) throw std::invalid_argument("time_on_host: repetitions < 1");
-  take_gpu_turn();
+  const ExclusiveGpuTurn alone;  // nothing else runs on the GPU while it is timed (course/gpu_turn.h)
   const ProfileScope phase("time_on_host (all of it)");
   TimingStats counts;
   const int slot = recorded_slot(fresh, warmups, repetitions);

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "course/cuda_check.h"
-#include "course/gpu_turn.h"
 #include "course/guards.h"
 #include "course/host_memory.h"
 #include "course/profile.h"
@@ -131,7 +130,6 @@ class Stream {
  public:
   /// A stream with `flags` (cudaStreamNonBlocking: not ordered with the legacy default stream).
   explicit Stream(unsigned flags = cudaStreamDefault) {
-    take_gpu_turn();  // work is coming (course/gpu_turn.h)
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, flags));
   }
   Stream(const Stream&) = delete;

@@ -1,27 +1,33 @@
 /// @file gpu_turn.h
 /// @brief Taking turns on the GPU between test programs that ctest runs side by side.
 ///
-/// A test that times the GPU (or counts, or reads the free memory) must have it to itself. ctest
-/// alone says so with RUN_SERIAL: such a test starts only when nothing else runs, so its process
-/// start, CUDA context, host-side preparation and exit hold the GPU too. A grader
-/// (tools/course_grading) that runs these tests apart instead gives each program a lock file on
-/// its command line, `--course_gpu_lock=exclusive:PATH` (or `shared:PATH` for a test that may
-/// run beside others). A shared turn is taken once the program's CUDA context exists. An
-/// exclusive turn is taken when the program first gives the GPU work: the support library asks
-/// for it (take_gpu_turn) before it allocates device or pinned memory (every call of code under
-/// test is handed some), creates a stream, times, measures a peak or records, and main() asks
-/// for it before every test of a suite that measures the whole device throughout (a timer,
-/// counted instructions, free memory). Both are given back when the tests are done, before the
-/// context is torn down. Several such programs then start, prepare their inputs on the host and
-/// exit while another one measures. A second file, PATH.turnstile, makes a waiting exclusive
+/// A test that times the GPU (or counts, or reads the free memory) must have it to itself while
+/// it measures. ctest alone says so with RUN_SERIAL: such a test starts only when nothing else
+/// runs, so its process start, CUDA context, inputs, correctness checks and exit hold the GPU
+/// too. A grader (tools/course_grading) that runs these tests apart instead gives each program a
+/// lock file on its command line, `--course_gpu_lock=PATH`, and the program takes turns with it:
+///
+/// - a **shared** turn from before its first CUDA call (the context) until it has exited (the
+///   kernel lets go of the lock after the context's teardown), so that no other program creates
+///   or tears down a context, allocates, frees or runs anything while one measures;
+/// - an **exclusive** turn only while it measures: the timing loops (time_on_stream,
+///   time_on_host), the copy peaks, and every test of a suite that measures the whole device
+///   throughout (a timer, counted instructions, free memory; main() takes it before such a test
+///   and gives it back after).
+///
+/// So several programs start, make their inputs, check their results and exit beside each other,
+/// and only their measurements queue. A program never waits while it holds a turn: it first waits
+/// for its own GPU work (so that none of it runs into another program's measurement), lets go,
+/// and then asks for the other kind. A second file, PATH.turnstile, makes a waiting exclusive
 /// turn block later shared ones, so it is never starved.
 ///
 /// The lock only orders the judge's own programs, all of one submission: GPU work that code
-/// under test started before its program had the turn could only disturb that submission's own
-/// measurements. The code under test cannot call flock (the code policy), and a grade's
-/// fairness between submissions rests on the grader's own lock.
+/// under test left running could only disturb that submission's own measurements. The code
+/// under test cannot call flock (the code policy), and a grade's fairness between submissions
+/// rests on the grader's own lock.
 #pragma once
 
+#include <functional>
 #include <string>
 
 namespace course {
@@ -29,39 +35,54 @@ namespace course {
 /// How a program holds the GPU: beside others, or alone.
 enum class GpuTurnMode { shared, exclusive };
 
-/// A parsed --course_gpu_lock value: "exclusive:PATH" or "shared:PATH".
-struct GpuTurnRequest {
-  GpuTurnMode mode = GpuTurnMode::exclusive;  ///< alone, or beside other shared turns
-  std::string path;                           ///< the lock file (created if missing)
-};
-
-/// Parses "exclusive:PATH" or "shared:PATH"; throws std::invalid_argument on anything else.
-GpuTurnRequest parse_gpu_turn(const std::string& value);
-
-/// Holds the turn of `request` for its lifetime (waiting for it first).
+/// One program's hold on the lock file `path` (and PATH.turnstile), in one mode at a time.
 class GpuTurn {
  public:
-  /// Waits until the turn is this program's. Throws std::runtime_error when the lock files
-  /// cannot be opened or locked.
-  explicit GpuTurn(const GpuTurnRequest& request);
+  /// Opens the lock files; holds nothing yet. Throws std::runtime_error when they cannot be opened.
+  explicit GpuTurn(const std::string& path);
+  /// Opens the lock files and waits for a turn of `mode`.
+  GpuTurn(const std::string& path, GpuTurnMode mode);
   GpuTurn(const GpuTurn&) = delete;
   GpuTurn& operator=(const GpuTurn&) = delete;
-  /// Gives the turn back.
+  /// Lets go of the turn held, if any.
   ~GpuTurn();
 
+  /// Lets go of the turn held, then waits (through the turnstile) for a turn of `mode`. Throws
+  /// std::runtime_error when the lock cannot be taken.
+  void take(GpuTurnMode mode);
+  /// Lets go of the turn held, if any.
+  void release();
+
  private:
+  std::string path_;
   int lock_ = -1;
+  int turnstile_ = -1;
 };
 
-/// Arms this program's turn (main(), from --course_gpu_lock): a shared turn is taken now, an
-/// exclusive one at the first take_gpu_turn().
-void arm_gpu_turn(const GpuTurnRequest& request);
+/// Arms this program's turns on `path` (main(), from --course_gpu_lock) and takes the shared turn
+/// now, kept until the program exits. `wait_for_gpu_work` runs before the program lets go of a
+/// turn (main() gives cudaDeviceSynchronize). Throws std::runtime_error when the lock cannot be
+/// taken.
+void arm_gpu_turn(const std::string& path, std::function<void()> wait_for_gpu_work = {});
 
-/// Takes the armed exclusive turn if it is not held yet (waiting for it); nothing otherwise.
-void take_gpu_turn();
+/// Lets go of every turn and disarms (the unit tests; a program keeps its shared turn to the end).
+void disarm_gpu_turn();
 
-/// Gives the turn back, if held (main(), after the tests).
-void give_back_gpu_turn();
+/// Holds the exclusive turn for its lifetime, if turns are armed (nothing otherwise). Scopes
+/// nest: the outermost one takes the turn and gives it back for the shared one.
+class ExclusiveGpuTurn {
+ public:
+  ExclusiveGpuTurn();  ///< Waits for the exclusive turn (if armed and not yet held).
+  ExclusiveGpuTurn(const ExclusiveGpuTurn&) = delete;
+  ExclusiveGpuTurn& operator=(const ExclusiveGpuTurn&) = delete;
+  ~ExclusiveGpuTurn();  ///< The outermost scope goes back to the shared turn.
+};
+
+/// Starts and ends an exclusive hold that spans callbacks (main()'s listener, around a test of
+/// a suite that holds the GPU throughout); the same as an ExclusiveGpuTurn's lifetime.
+void begin_exclusive_gpu_turn();
+/// Ends what begin_exclusive_gpu_turn began.
+void end_exclusive_gpu_turn();
 
 /// Whether suite `suite` measures something of the whole device throughout its tests (a
 /// DeviceWide, Timer or Counted suite: cmake/CourseTestList.cmake runs them alone too).

@@ -11,8 +11,6 @@
 #include <optional>
 #include <string>
 
-#include "course/gpu_turn.h"
-
 namespace course {
 
 /// What a test program was told on its command line.
@@ -21,8 +19,8 @@ struct Settings {
   double perf_scale = 1.0;            ///< --course_perf_scale=X: every required ratio times X
   std::string sanitizer;              ///< --course_sanitizer=TOOL: running under compute-sanitizer
   bool profile = false;               ///< --course_profile=1: print where the time went (course/profile.h)
-  /// --course_gpu_lock=MODE:PATH: take this turn on the GPU before the tests (course/gpu_turn.h)
-  std::optional<GpuTurnRequest> gpu_turn;
+  /// --course_gpu_lock=PATH: take turns on the GPU with this lock file (course/gpu_turn.h)
+  std::optional<std::string> gpu_lock;
 };
 
 /// This program's settings (the defaults until parse_settings ran).
