@@ -312,6 +312,25 @@ class GpuLocks(unittest.TestCase):
                 thread.join(10)
 
 
+class BuildSlots(unittest.TestCase):
+    """grading._take_one_of: at most as many gradings build at once as there are lock files."""
+
+    def test_a_third_build_waits_for_one_of_two_slots(self):
+        with tempfile.TemporaryDirectory() as folder:
+            paths = [pathlib.Path(folder) / "a.lock", pathlib.Path(folder) / "b.lock"]
+            first, second = G._take_one_of(paths), G._take_one_of(paths)
+            third = []
+            thread = threading.Thread(target=lambda: third.append(G._take_one_of(paths, poll_seconds=0.02)))
+            thread.start()
+            thread.join(0.3)
+            self.assertFalse(third, "a third build started beside two")
+            second.close()
+            thread.join(5)
+            self.assertTrue(third, "the third build did not take the slot given back")
+            for handle in (first, *third):
+                handle.close()
+
+
 @unittest.skipUnless(sandbox.abi_version(), "this kernel has no Landlock")
 class Sandbox(unittest.TestCase):
     """course-sandbox (tools/course_grading/sandbox.c), compiled here as the grader compiles it."""

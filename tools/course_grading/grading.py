@@ -163,11 +163,25 @@ def take(ws, submission, chapters):
     return [t for t in taken if t.parts[1] in chapters], [m for m in missing if m.parts[1] in chapters]
 
 
-def build(ws, chapters, log_path, jobs, timeouts=None, env=None, build_lock=None):
+def _take_one_of(paths, poll_seconds=0.5):
+    """Waits until one of the lock files `paths` is free and takes it (a semaphore of
+    len(paths)); returns its open file, which holds the lock until it is closed."""
+    while True:
+        for path in paths:
+            handle = open(path, "a")
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return handle
+            except BlockingIOError:
+                handle.close()
+        time.sleep(poll_seconds)
+
+
+def build(ws, chapters, log_path, jobs, timeouts=None, env=None, build_locks=()):
     """Configures (once) and builds the graded chapters in a sandbox that may write only the build
-    tree and the build's temporary folders. With `build_lock` (a file), it first waits until no
-    other grading holds it: tools/grade-class builds one submission at a time on all the
-    machine's cores, so that its gradings fall out of step and one builds while the others test.
+    tree and the build's temporary folders. With `build_locks` (files), it first waits until it
+    holds one of them: tools/grade-class builds at most two submissions per GPU at a time, so
+    that a GPU's three gradings fall out of step and one builds while the others test.
     Returns (built, seconds building, chapters that did not build, seconds waiting to build)."""
     env = dict(env or os.environ)
     env.update(TMPDIR=str(ws.root / "tmp"), HOME=str(ws.root / "home"))
@@ -179,9 +193,8 @@ def build(ws, chapters, log_path, jobs, timeouts=None, env=None, build_lock=None
         options += [f"-DCOURSE_CORRECTNESS_TIMEOUT={timeouts[0]}", f"-DCOURSE_PERF_TIMEOUT={timeouts[1]}"]
     waiting_since = time.monotonic()
     with contextlib.ExitStack() as held:
-        if build_lock:
-            handle = held.enter_context(open(build_lock, "a"))
-            fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file is closed
+        if build_locks:
+            held.enter_context(_take_one_of(build_locks))  # released when the file is closed
         waited = time.monotonic() - waiting_since
         started = time.monotonic()
         built = _configure_and_build(ws, chapters, log_path, jobs, prefix, options, env)
