@@ -192,9 +192,7 @@ def build(ws, chapters, log_path, jobs, timeouts=None, env=None, build_locks=())
     if timeouts:
         options += [f"-DCOURSE_CORRECTNESS_TIMEOUT={timeouts[0]}", f"-DCOURSE_PERF_TIMEOUT={timeouts[1]}"]
     waiting_since = time.monotonic()
-    with contextlib.ExitStack() as held:
-        if build_locks:
-            held.enter_context(_take_one_of(build_locks))  # released when the file is closed
+    with _take_one_of(build_locks) if build_locks else contextlib.nullcontext():  # closing the file releases it
         waited = time.monotonic() - waiting_since
         started = time.monotonic()
         built = _configure_and_build(ws, chapters, log_path, jobs, prefix, options, env)

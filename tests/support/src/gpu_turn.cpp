@@ -99,10 +99,8 @@ void arm_gpu_turn(const std::string& path, std::function<void()> wait_for_gpu_wo
   state.turn.reset();
   state.exclusive_depth = 0;
   state.wait_for_gpu_work = std::move(wait_for_gpu_work);
-  auto turn = std::make_unique<GpuTurn>(path);
   const ProfileScope phase("GPU turn: waiting for the shared one");
-  turn->take(GpuTurnMode::shared);
-  state.turn = std::move(turn);
+  state.turn = std::make_unique<GpuTurn>(path, GpuTurnMode::shared);
 }
 
 void disarm_gpu_turn() {
