@@ -81,26 +81,30 @@ int main(int argc, char** argv) {
       add("naive", [&](cudaStream_t s) { matmul_naive(A.data(), B.data(), C.data(), n, n, n, s); }, 5);
       add("tiled 16x16", [&](cudaStream_t s) { matmul_tiled16(A.data(), B.data(), C.data(), n, n, n, s); }, 10);
       add("tiled 32x32", [&](cudaStream_t s) { matmul_tiled(A.data(), B.data(), C.data(), n, n, n, s); }, 10);
-      add("register-tiled 8x8", [&](cudaStream_t s) { matmul_register_tiled(A.data(), B.data(), C.data(), n, n, n, s); }, 20);
-      struct Variant {
-        int threads, tile_k, min_blocks;
+      add("register-tiled 8x8",
+          [&](cudaStream_t s) { matmul_register_tiled_variant(8, 2, A.data(), B.data(), C.data(), n, n, n, s); }, 20);
+      add("warp-tiled 16x8 (reference)",
+          [&](cudaStream_t s) { matmul_register_tiled(A.data(), B.data(), C.data(), n, n, n, s); }, 20);
+      struct Plain {
+        int tile_k, min_blocks;
       };
-      for (const Variant v : {Variant{256, 8, 1}, Variant{256, 8, 2}, Variant{256, 16, 1}, Variant{256, 16, 2},
-                              Variant{128, 8, 1}, Variant{128, 8, 2}, Variant{128, 8, 3}, Variant{128, 16, 2}})
-        add(std::string(v.threads == 256 ? "register-tiled 8x8" : "warp-tiled 16x8") + " (K step " +
-                std::to_string(v.tile_k) + "; " + std::to_string(v.min_blocks) + " block(s)/SM)",
+      for (const Plain v : {Plain{8, 1}, Plain{16, 1}, Plain{16, 2}})
+        add("register-tiled 8x8 (K step " + std::to_string(v.tile_k) + "; " + std::to_string(v.min_blocks) +
+                " block(s)/SM)",
             [&, v](cudaStream_t s) {
-              matmul_register_tiled_variant(v.threads, v.tile_k, v.min_blocks, A.data(), B.data(), C.data(), n, n, n, s);
+              matmul_register_tiled_variant(v.tile_k, v.min_blocks, A.data(), B.data(), C.data(), n, n, n, s);
             },
             20);
-      struct Async {
-        int tile_k, stages, min_blocks;
+      struct Warp {
+        int stages, group_rows;
+        bool early_barrier;
       };
-      for (const Async v : {Async{8, 3, 2}, Async{8, 4, 2}, Async{16, 2, 2}, Async{16, 3, 2}, Async{16, 3, 1}})
-        add("async-copy 8x8 (K step " + std::to_string(v.tile_k) + "; " + std::to_string(v.stages) + " stages; " +
-                std::to_string(v.min_blocks) + " block(s)/SM)",
+      for (const Warp v : {Warp{4, 8, false}, Warp{4, 1, true}, Warp{3, 8, true}, Warp{2, 8, true}})
+        add("warp-tiled 16x8 (" + std::to_string(v.stages) + " stages; groups of " + std::to_string(v.group_rows) +
+                " block rows; barrier " + (v.early_barrier ? "before the last k)" : "at the top of a step)"),
             [&, v](cudaStream_t s) {
-              matmul_async_tiled_variant(v.tile_k, v.stages, v.min_blocks, A.data(), B.data(), C.data(), n, n, n, s);
+              matmul_warp_tiled_variant(v.stages, v.group_rows, v.early_barrier, A.data(), B.data(), C.data(), n, n,
+                                        n, s);
             },
             20);
       add("cuBLAS FP32", [&](cudaStream_t s) { cublas.matmul(A.data(), B.data(), C.data(), n, n, n, s); }, 20);

@@ -61,6 +61,10 @@ TEST_P(MatmulRegisterTiledStretch, MatchesCpu) {
   expect_matches_cpu(matmul_register_tiled, "matmul_register_tiled", GetParam());
 }
 INSTANTIATE_TEST_SUITE_P(Shapes, MatmulRegisterTiledStretch, ::testing::ValuesIn(kGemmShapes), gemm_name);
+// Large enough for the reference's 128 x 256 tiles to fill a GPU of up to 162 SMs, and off them on
+// every side (rows, columns, and K in steps of 16).
+const GemmShape kLargeGemmShapes[] = {{1031, 75, 2052}};
+INSTANTIATE_TEST_SUITE_P(LargeShapes, MatmulRegisterTiledStretch, ::testing::ValuesIn(kLargeGemmShapes), gemm_name);
 
 // ---------------------------------------------------------------- correctness, C = A·Aᵀ
 
@@ -442,11 +446,12 @@ TEST(AatTiledPerf, AtLeast15xNaiveWithPaddedTile) {
   check_aat_speedup(kAatPaddedOverNaive, "aat_tiled (padded tile), A 8192x1024");
 }
 
-// Required: >= 0.40 of cuBLAS SGEMM (strict FP32), both measured here. H100 / H200 (CUDA 13.0,
-// 2026-11-23): cuBLAS 51-52 / 51 TFLOP/s; the reference (128x128 blocks, 8x8 per thread, two
-// blocks per SM) 0.83-0.85 / 0.84; the same with one block per SM 0.51 / 0.50; a plain
-// 64x64-block, 4x4-per-thread kernel 24.8 (0.49, H100); 32x32 shared tiles without register
-// tiling (fixture shared-tiles-as-register-tiled) 0.17-0.18 / 0.17.
+// Required: >= 0.40 of cuBLAS SGEMM (strict FP32), both measured here. H100 / H200 (CUDA 13.0):
+// cuBLAS 51-52 / 51 TFLOP/s; the reference (warp-tiled, 128x256 blocks, 16x8 per thread, four
+// stages of asynchronous copies; 2026-11-24) 0.91-0.93 on the H100, H200 in the chapter's
+// README; the plain 8x8-per-thread kernel with two blocks per SM 0.83-0.85 / 0.84, with one
+// 0.51 / 0.50; a plain 64x64-block, 4x4-per-thread kernel 24.8 (0.49, H100); 32x32 shared tiles
+// without register tiling (fixture shared-tiles-as-register-tiled) 0.17-0.18 / 0.17.
 constexpr double kRegisterTiledOverCublas = 0.40;
 
 TEST(MatmulRegisterTiledStretchPerf, AtLeast0_4xCublasAt4096) {
