@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <sstream>
@@ -119,13 +120,24 @@ double measure_copy_peak_gbps() {
       CUDA_CHECK(cudaMemcpyAsync(destination.data(), source.data(), kBytes, cudaMemcpyDeviceToDevice, stream));
       CUDA_CHECK(cudaStreamSynchronize(stream));
     }
-    const TimingStats t = time_on_stream(
-        [&](cudaStream_t s) {
-          CUDA_CHECK(cudaMemcpyAsync(destination.data(), source.data(), kBytes,
-                                     cudaMemcpyDeviceToDevice, s));
-        },
-        stream, 3, 20);
-    const double gbps = 2.0 * kBytes / 1e9 / (t.median_ms / 1e3);
+    // Medians of 20 copies until two in a row agree within 3 % (at most 4), keeping the highest:
+    // one process in 48 of an H100's test runs still measured 2475 GB/s after the warm-up, 2860-2920
+    // in the others, and reported a reference at 1.09 of that "peak".
+    double gbps = 0;
+    for (int round = 0, agreed = 0; round < 4 && !agreed; ++round) {
+      const TimingStats t = time_on_stream(
+          [&](cudaStream_t s) {
+            CUDA_CHECK(cudaMemcpyAsync(destination.data(), source.data(), kBytes,
+                                       cudaMemcpyDeviceToDevice, s));
+          },
+          stream, 3, 20);
+      const double this_round = 2.0 * kBytes / 1e9 / (t.median_ms / 1e3);
+      agreed = round > 0 && std::abs(this_round - gbps) <= 0.03 * std::max(this_round, gbps);
+      if (round > 0 && !agreed && round < 3)
+        std::printf("[  PEAK    ] device-to-device cudaMemcpy: %.1f GB/s, the best before %.1f: measuring again\n",
+                    this_round, gbps);
+      gbps = std::max(gbps, this_round);
+    }
     std::printf("[  PEAK    ] device-to-device cudaMemcpy, 256 MiB: %.1f GB/s on %s\n", gbps,
                 device_line().c_str());
     return gbps;
