@@ -121,8 +121,8 @@ double measure_copy_peak_gbps() {
       CUDA_CHECK(cudaStreamSynchronize(stream));
     }
     // Medians of 20 copies until two in a row agree within 3 % (at most 4), keeping the highest:
-    // one process in 48 of an H100's test runs still measured 2475 GB/s after the warm-up, 2860-2920
-    // in the others, and reported a reference at 1.09 of that "peak".
+    // of the 24 processes that measured it in three H100 test runs, one still measured 2475 GB/s
+    // after the warm-up, the others 2859-2920, and it reported a reference at 1.09 of that "peak".
     double gbps = 0;
     for (int round = 0, agreed = 0; round < 4 && !agreed; ++round) {
       const TimingStats t = time_on_stream(
