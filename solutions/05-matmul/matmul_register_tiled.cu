@@ -182,20 +182,17 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) register_tiled_kernel(co
 // scheduled together, so that the blocks resident at once share the columns of B they read.
 constexpr int kWarpBlockM = 128, kWarpBlockN = 256, kWarpTileK = 16, kWarpStages = 4, kWarpGroupRows = 8;
 
-template <int kStages, int kGroupRows, bool kEarlyBarrier>
-struct WarpTiled {
-  static constexpr int kPitchA = kWarpBlockM + 4;  // keeps the transposing copies conflict-free
-  static constexpr int kStageFloats = kWarpTileK * kPitchA + kWarpTileK * kWarpBlockN;
-  static constexpr size_t kSharedBytes = sizeof(float) * kStages * kStageFloats;
-};
+// The warp-tiled kernel's shared memory, kStages steps of A's transposed tile and B's tile.
+constexpr int kWarpPitchA = kWarpBlockM + 4;  // keeps the transposing copies conflict-free
+constexpr int kWarpStageFloats = kWarpTileK * kWarpPitchA + kWarpTileK * kWarpBlockN;
+constexpr size_t warp_tiled_shared_bytes(int stages) { return sizeof(float) * stages * kWarpStageFloats; }
 
 template <int kStages, int kGroupRows, bool kEarlyBarrier>
 __global__ void __launch_bounds__(kThreads, 1) warp_tiled_kernel(const float* __restrict__ A,
                                                                  const float* __restrict__ B,
                                                                  float* __restrict__ C, int M, int N, int K) {
-  using Shape = WarpTiled<kStages, kGroupRows, kEarlyBarrier>;
   constexpr int BM = kWarpBlockM, BN = kWarpBlockN, BK = kWarpTileK;
-  constexpr int kPitchA = Shape::kPitchA, kStageFloats = Shape::kStageFloats;
+  constexpr int kPitchA = kWarpPitchA, kStageFloats = kWarpStageFloats;
   constexpr int kLoadsA = BM * BK / kThreads;      // 4-byte copies of A per thread per step
   constexpr int kLoadsB = BK * BN / 4 / kThreads;  // 16-byte copies of B per thread per step
   constexpr int kRowsA = kThreads / BK;            // rows of A between a thread's copies
@@ -350,7 +347,7 @@ void launch(const float* A, const float* B, float* C, int M, int N, int K, cudaS
 // large ones 1.1x on the H100).
 template <int kStages, int kGroupRows, bool kEarlyBarrier>
 bool launch_warp_tiled(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t stream) {
-  using Shape = WarpTiled<kStages, kGroupRows, kEarlyBarrier>;
+  constexpr size_t kSharedBytes = warp_tiled_shared_bytes(kStages);
   if (N % 4 != 0 || !aligned16(B) || !aligned16(C)) return false;
   if (K >= INT_MAX / kWarpBlockM || N >= INT_MAX / kWarpTileK) return false;
   const long long blocks = 1LL * ((M + kWarpBlockM - 1) / kWarpBlockM) * ((N + kWarpBlockN - 1) / kWarpBlockN);
@@ -359,12 +356,12 @@ bool launch_warp_tiled(const float* A, const float* B, float* C, int M, int N, i
       cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
       cudaDeviceGetAttribute(&shared_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess)
     return false;
-  if (static_cast<size_t>(shared_optin) < Shape::kSharedBytes || 2 * blocks < sms || blocks > INT_MAX) return false;
+  if (static_cast<size_t>(shared_optin) < kSharedBytes || 2 * blocks < sms || blocks > INT_MAX) return false;
   auto* kernel = warp_tiled_kernel<kStages, kGroupRows, kEarlyBarrier>;
-  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(Shape::kSharedBytes)) !=
+  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSharedBytes)) !=
       cudaSuccess)
     return false;
-  kernel<<<static_cast<unsigned>(blocks), kThreads, Shape::kSharedBytes, stream>>>(A, B, C, M, N, K);
+  kernel<<<static_cast<unsigned>(blocks), kThreads, kSharedBytes, stream>>>(A, B, C, M, N, K);
   return true;
 }
 
