@@ -7,7 +7,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "course/busy.h"
 #include "course/cuda_check.h"
+#include "course/device_buffer.h"
 #include "course/gpu_turn.h"
 #include "course/guards.h"
 
@@ -41,6 +43,68 @@ struct EventPair {
 }  // namespace
 
 namespace {
+// Keeps the GPU busy up to the start event of each timed repetition. A GPU that idled before a
+// call runs it slower, and a start event that an idle GPU reaches before the work arrives times
+// the launch's latency too. Measured on the H200 (a 256 MiB device-to-device copy timed after
+// 20 ms idle, 2026-11-24): 3210 GB/s straight after the idle time, 4030 when three copies of 64
+// MiB ran first but the GPU idled while the host woke up to enqueue the call, 4190-4210 when a
+// short kernel also kept it busy until the call was enqueued; a copy kernel 3110, 3620 and 3940.
+// The tests time code under test with fresh inputs (host work, the device idle, before each
+// call) and baselines back to back: both now start from a busy GPU, as they would in a program.
+class BusyUntilTimed {
+ public:
+  // Only when `timed` belongs to the current device (the warm-up runs there).
+  explicit BusyUntilTimed(cudaStream_t timed) : timed_(timed), on_this_device_(same_device(timed)) {
+    if (!on_this_device_) return;
+    from_ = DeviceBuffer<unsigned char>(kCopyBytes, "the timer's warm-up source");
+    to_ = DeviceBuffer<unsigned char>(kCopyBytes, "the timer's warm-up destination");
+    CUDA_CHECK(cudaEventCreateWithFlags(&warmed_, cudaEventDisableTiming));
+    CUDA_CHECK(cudaEventCreateWithFlags(&held_, cudaEventDisableTiming));
+  }
+  ~BusyUntilTimed() {
+    if (warmed_) cudaEventDestroy(warmed_);
+    if (held_) cudaEventDestroy(held_);
+  }
+  BusyUntilTimed(const BusyUntilTimed&) = delete;
+  BusyUntilTimed& operator=(const BusyUntilTimed&) = delete;
+
+  // Enqueues ~0.1 ms of copies (the clocks recover within it) and a 50 us kernel after them,
+  // which the timed stream waits for; returns when the copies are done, so that the host's
+  // clock starts with at most the kernel still running (well inside the 0.1 ms that the
+  // host-versus-events check allows).
+  void before_repetition() {
+    if (!on_this_device_) return;
+    for (int i = 0; i < kCopies; ++i)
+      CUDA_CHECK(cudaMemcpyAsync(to_.data(), from_.data(), kCopyBytes, cudaMemcpyDeviceToDevice, warm_));
+    CUDA_CHECK(cudaEventRecord(warmed_, warm_));
+    hold_stream(warm_, 0.05);
+    CUDA_CHECK(cudaEventRecord(held_, warm_));
+    CUDA_CHECK(cudaStreamWaitEvent(timed_, held_, 0));
+    CUDA_CHECK(cudaEventSynchronize(warmed_));
+  }
+
+ private:
+  static constexpr std::size_t kCopyBytes = std::size_t{64} << 20;  // beyond the L2 both ways
+  static constexpr int kCopies = 3;
+  static bool same_device(cudaStream_t stream) {
+    int current = 0;
+    CUDA_CHECK(cudaGetDevice(&current));
+#if CUDART_VERSION >= 12080
+    int of_stream = current;
+    CUDA_CHECK(cudaStreamGetDevice(stream, &of_stream));
+    return of_stream == current;
+#else
+    (void)stream;
+    return true;
+#endif
+  }
+  cudaStream_t timed_;
+  bool on_this_device_;
+  Stream warm_{cudaStreamNonBlocking};
+  DeviceBuffer<unsigned char> from_, to_;
+  cudaEvent_t warmed_ = nullptr, held_ = nullptr;
+};
+
 // Before and after a call of the fresh variants: the input changed (not timed) and what the call
 // wrote checked (not timed), the first wrong call kept with its number.
 struct Freshness {
@@ -117,11 +181,13 @@ TimingStats timed_on_stream(const std::function<void(cudaStream_t)>& work, cudaS
   CUDA_CHECK(cudaStreamSynchronize(stream));
 
   EventPair events;
+  BusyUntilTimed busy(stream);
   std::vector<double> samples, host_samples;
   samples.reserve(static_cast<std::size_t>(repetitions));
   for (int i = 0; i < repetitions; ++i) {
     if (warmups + i == slot) record();
     freshness.before();
+    busy.before_repetition();
     const auto host_start = std::chrono::steady_clock::now();
     CUDA_CHECK(cudaEventRecord(events.start, stream));
     work(stream);
