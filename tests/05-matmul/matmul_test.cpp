@@ -448,7 +448,8 @@ TEST(AatTiledPerf, AtLeast15xNaiveWithPaddedTile) {
 
 // Required: >= 0.40 of cuBLAS SGEMM (strict FP32), both measured here. H100 / H200 (CUDA 13.0):
 // cuBLAS 50-52 / 50-51 TFLOP/s; the reference (warp-tiled, 128x256 blocks, 16x8 per thread,
-// four stages of asynchronous copies; three runs each, 2026-11-24) 0.912-0.916 / 0.924-0.932;
+// four stages of asynchronous copies; three runs each, 2026-11-24) 0.912-0.916 / 0.924-0.932,
+// 0.910-0.913 / 0.917 with each timed call on a busy GPU;
 // the plain 8x8-per-thread kernel with two blocks per SM 0.83-0.85 / 0.84, with one 0.51 /
 // 0.50; a plain 64x64-block, 4x4-per-thread kernel 24.8 (0.49, H100); 32x32 shared tiles
 // without register tiling (fixture shared-tiles-as-register-tiled) 0.17-0.18 / 0.17.

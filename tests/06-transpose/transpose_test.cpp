@@ -121,8 +121,9 @@ TEST(TransposeTiledCountedTechnique, EveryElementGoesThroughTheSharedTile) {
 // 8192 x 8192 floats: 256 MiB each way, five times the H100's 50 MiB L2, so this times DRAM.
 //
 // Required: 0.75 of the device-to-device copy peak. Measured (CUDA 13.0), H100 80GB HBM3 / H200:
-// the reference (64 x 64 padded tile, 64 x 4 threads) 0.93-0.96 / 0.93, a 32 x 32 padded tile
-// 0.94 / 0.85, fixture unpadded (32 x 32) 0.58 / 0.42, naive 0.14 / 0.12 of memcpy (see the chapter README and
+// the reference (64 x 64 padded tile, 64 x 4 threads) 0.95 / 0.92-0.93 in this test (three runs
+// each, 2026-11-24, each timed call on a busy GPU), a 32 x 32 padded tile 0.94 / 0.85, fixture
+// unpadded (32 x 32) 0.57 / 0.41, naive 0.14 / 0.12 of memcpy (see the chapter README and
 // tests/06-transpose/calibrate_transpose.cu). 0.75 passes every padded tile with a wide margin
 // and fails the unpadded one.
 constexpr int kPerfSide = 8192;
