@@ -7,7 +7,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "course/busy.h"
 #include "course/cuda_check.h"
 #include "course/device_buffer.h"
 #include "course/gpu_turn.h"
@@ -47,19 +46,34 @@ namespace {
 // call runs it slower, and a start event that an idle GPU reaches before the work arrives times
 // the launch's latency too. Measured on the H200 (a 256 MiB device-to-device copy timed after
 // 20 ms idle, 2026-11-24): 3210 GB/s straight after the idle time, 4030 when three copies of 64
-// MiB ran first but the GPU idled while the host woke up to enqueue the call, 4190-4210 when a
-// short kernel also kept it busy until the call was enqueued; a copy kernel 3110, 3620 and 3940.
+// MiB ran first but the GPU idled while the host woke up to enqueue the call, 4190-4210 when one
+// more copy (or a short kernel) kept it busy until the call was enqueued; a copy kernel 3110,
+// 3620 and 3940.
 // The tests time code under test with fresh inputs (host work, the device idle, before each
 // call) and baselines back to back: both now start from a busy GPU, as they would in a program.
 class BusyUntilTimed {
  public:
-  // Only when `timed` belongs to the current device (the warm-up runs there).
+  // Only when `timed` belongs to the current device (the warm-up runs there). Times its own
+  // copies once, to size the last one.
   explicit BusyUntilTimed(cudaStream_t timed) : timed_(timed), on_this_device_(same_device(timed)) {
     if (!on_this_device_) return;
     from_ = DeviceBuffer<unsigned char>(kCopyBytes, "the timer's warm-up source");
     to_ = DeviceBuffer<unsigned char>(kCopyBytes, "the timer's warm-up destination");
     CUDA_CHECK(cudaEventCreateWithFlags(&warmed_, cudaEventDisableTiming));
     CUDA_CHECK(cudaEventCreateWithFlags(&held_, cudaEventDisableTiming));
+    const EventPair events;
+    copy(kCopyBytes);
+    CUDA_CHECK(cudaEventRecord(events.start, warm_));
+    for (int i = 0; i < kCopies; ++i) copy(kCopyBytes);
+    CUDA_CHECK(cudaEventRecord(events.stop, warm_));
+    CUDA_CHECK(cudaEventSynchronize(events.stop));
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, events.start, events.stop));
+    const double per_copy_ms = ms / kCopies;
+    // The last copy lasts ~50 us on any GPU (64 MiB on an H100 or an H200).
+    const double fraction = per_copy_ms > 0 ? kLastCopyMs / per_copy_ms : 1.0;
+    last_copy_bytes_ = std::clamp<std::size_t>(static_cast<std::size_t>(fraction * kCopyBytes) / 256 * 256,
+                                               std::size_t{1} << 20, kCopyBytes);
   }
   ~BusyUntilTimed() {
     if (warmed_) cudaEventDestroy(warmed_);
@@ -68,16 +82,16 @@ class BusyUntilTimed {
   BusyUntilTimed(const BusyUntilTimed&) = delete;
   BusyUntilTimed& operator=(const BusyUntilTimed&) = delete;
 
-  // Enqueues ~0.1 ms of copies (the clocks recover within it) and a 50 us kernel after them,
-  // which the timed stream waits for; returns when the copies are done, so that the host's
-  // clock starts with at most the kernel still running (well inside the 0.1 ms that the
-  // host-versus-events check allows).
+  // Enqueues ~0.1 ms of copies (the clocks recover within it) and one more short copy, which
+  // the timed stream waits for; returns when the first ones are done, so that the host's clock
+  // starts with at most the short one still running (well inside the 0.1 ms that the
+  // host-versus-events check allows). Copies only: a kernel of the support library here would
+  // add its machine code to every test program (chapter 11 reads which its binary carries).
   void before_repetition() {
     if (!on_this_device_) return;
-    for (int i = 0; i < kCopies; ++i)
-      CUDA_CHECK(cudaMemcpyAsync(to_.data(), from_.data(), kCopyBytes, cudaMemcpyDeviceToDevice, warm_));
+    for (int i = 0; i < kCopies; ++i) copy(kCopyBytes);
     CUDA_CHECK(cudaEventRecord(warmed_, warm_));
-    hold_stream(warm_, 0.05);
+    copy(last_copy_bytes_);
     CUDA_CHECK(cudaEventRecord(held_, warm_));
     CUDA_CHECK(cudaStreamWaitEvent(timed_, held_, 0));
     CUDA_CHECK(cudaEventSynchronize(warmed_));
@@ -86,6 +100,10 @@ class BusyUntilTimed {
  private:
   static constexpr std::size_t kCopyBytes = std::size_t{64} << 20;  // beyond the L2 both ways
   static constexpr int kCopies = 3;
+  static constexpr double kLastCopyMs = 0.05;
+  void copy(std::size_t bytes) {
+    CUDA_CHECK(cudaMemcpyAsync(to_.data(), from_.data(), bytes, cudaMemcpyDeviceToDevice, warm_));
+  }
   static bool same_device(cudaStream_t stream) {
     int current = 0;
     CUDA_CHECK(cudaGetDevice(&current));
@@ -103,6 +121,7 @@ class BusyUntilTimed {
   Stream warm_{cudaStreamNonBlocking};
   DeviceBuffer<unsigned char> from_, to_;
   cudaEvent_t warmed_ = nullptr, held_ = nullptr;
+  std::size_t last_copy_bytes_ = kCopyBytes;
 };
 
 // Before and after a call of the fresh variants: the input changed (not timed) and what the call

@@ -60,8 +60,8 @@ TimingStats summarize_timings(std::vector<double> samples_ms);
 
 /// Times `work(stream)` with CUDA events: `warmups` untimed runs, then `repetitions` timed
 /// ones, each between its own pair of events and, on the host, from before the first event
-/// until cudaDeviceSynchronize returns. Each timed repetition starts on a busy GPU: ~0.1 ms of
-/// the judge's own copies and a short kernel run just before its start event (an idle GPU runs
+/// until cudaDeviceSynchronize returns. Each timed repetition starts on a busy GPU: ~0.15 ms of
+/// the judge's own device-to-device copies run just before its start event (an idle GPU runs
 /// the next call slower, and its start event would time the launch's latency too). Checks
 /// launch errors and guard zones (guards.h).
 TimingStats time_on_stream(const std::function<void(cudaStream_t)>& work, cudaStream_t stream,
