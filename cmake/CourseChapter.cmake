@@ -7,9 +7,11 @@
 #   tests/<folder>/*_test.cu     GoogleTest sources, compiled once, linked twice
 #   tests/<folder>/calibrate_*.cu  calibration programs (built against the solution)
 #   tests/<folder>/extra.cmake   optional: extra libraries (extra_libraries), environment
-#                                (extra_test_environment) and runs of a case with another
-#                                environment (extra_test_runs, see CourseTestList.cmake) for
-#                                this chapter's tests
+#                                (extra_test_environment), runs of a case with another
+#                                environment (extra_test_runs) and the suites whose verdicts
+#                                need streams to run side by side (extra_concurrent_suites, a
+#                                regular expression), see CourseTestList.cmake, for this
+#                                chapter's tests
 #   <chapter or solution>/architectures.cmake  optional: one set(CHAPTER_CUDA_ARCHITECTURES "...")
 #                                line, read as data: the CUDA_ARCHITECTURES of that library (an
 #                                exercise of chapter 11)
@@ -46,6 +48,7 @@ function(course_add_test_executable target role chapter status_dir)
     "set(COURSE_TL_LAUNCHER [==[${COURSE_TEST_LAUNCHER}]==])\n"
     "set(COURSE_TL_REPORT_DIR [==[${COURSE_TEST_REPORT_DIR}]==])\n"
     "set(COURSE_TL_EXTRA_RUNS [==[${extra_test_runs}]==])\n"
+    "set(COURSE_TL_CONCURRENT_SUITES [==[${extra_concurrent_suites}]==])\n"
     "set(COURSE_TL_CMAKE [==[${CMAKE_COMMAND}]==])\n"
     "include([==[${PROJECT_SOURCE_DIR}/cmake/CourseTestList.cmake]==])\n")
   file(GENERATE OUTPUT "${list_file}" CONTENT "${content}")
@@ -295,6 +298,7 @@ function(course_add_chapter chapter)
   set(extra_test_environment "")
   set(extra_test_filter "")
   set(extra_test_runs "")
+  set(extra_concurrent_suites "")
   if(EXISTS "${test_dir}/extra.cmake")
     include("${test_dir}/extra.cmake")  # may append to extra_libraries
   endif()

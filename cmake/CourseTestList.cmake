@@ -16,6 +16,8 @@
 #   COURSE_TL_REPORT_DIR   where each test writes GoogleTest's record of it, <test name>.xml
 #                          ("/" in the name as "~"): the grade reads it beside the exit status
 #   COURSE_TL_EXTRA_RUNS   more runs of one case: "<Suite.Case>|<name suffix>|<VAR=value,...>"
+#   COURSE_TL_CONCURRENT_SUITES  a regular expression: the suites whose verdicts need streams
+#                          to run side by side (a missing wait between streams shows only then)
 #   COURSE_TL_CMAKE        cmake itself (it prints the Build.Compiles report)
 #
 # Classification, from the GoogleTest suite name:
@@ -27,6 +29,17 @@
 #   *Stretch*     label stretch: optional for students
 #   *MultiGpu*, *PeerAccess*   label multi-gpu: needs (or may use) every GPU of the machine;
 #                 tools/grade-submission runs these apart when it pins a grading to one GPU
+#
+# Hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, through ENVIRONMENT_MODIFICATION). CUDA gives a
+# process 8 queues by default, so that the work of up to 8 streams can run side by side. The
+# GPU sets up and tears down one process's context at a time, whatever the number of cores: on
+# an H100 (2026-11-24, 64 processes started 16 at a time) 0.22 s each with 8 queues and 0.08 s
+# with one for a program that only makes its context, 0.20 s with 8 for a course test program.
+# So a test gets one queue, and CUDA's default (the variable unset, whatever the caller's
+# environment) only where it matters: a perf test or a timer test (*Timer*: they time, as
+# calibrated), and a suite of COURSE_TL_CONCURRENT_SUITES (with one queue, streams run one after
+# another in the order of their work, and a missing wait between them goes unseen). A result
+# is the same either way.
 #
 # Properties are set with one set_tests_properties call per property value, so that a list
 # value (LABELS) reaches ctest as a list whatever the CMake version.
@@ -159,7 +172,7 @@ endif()
 set(_course_gpu_lock "$ENV{COURSE_GPU_LOCK}")
 
 # One ctest test: the program with one case selected, its own record, and its properties.
-function(_course_add_case name filter labels timeout serial environment)
+function(_course_add_case name filter labels timeout serial environment queues)
   string(REPLACE "/" "~" report "${name}")
   set(turn "")
   if(_course_gpu_lock)
@@ -174,6 +187,11 @@ function(_course_add_case name filter labels timeout serial environment)
   set_tests_properties("${name}" PROPERTIES SKIP_RETURN_CODE 77)
   if(environment)
     set_tests_properties("${name}" PROPERTIES ENVIRONMENT "${environment}")
+  endif()
+  if(queues STREQUAL "default")
+    set_tests_properties("${name}" PROPERTIES ENVIRONMENT_MODIFICATION "CUDA_DEVICE_MAX_CONNECTIONS=unset:")
+  else()
+    set_tests_properties("${name}" PROPERTIES ENVIRONMENT_MODIFICATION "CUDA_DEVICE_MAX_CONNECTIONS=set:1")
   endif()
 endfunction()
 
@@ -213,8 +231,15 @@ foreach(_course_line IN LISTS _course_lines)
   if(_course_suite MATCHES "MultiGpu|PeerAccess")
     list(APPEND _course_labels multi-gpu)
   endif()
+  set(_course_queues one)
+  # The suite without a "Prefix/" of a parameterised test.
+  string(REGEX REPLACE "^.*/" "" _course_bare_suite "${_course_suite}")
+  if(_course_suite MATCHES "Perf|Timer" OR
+     (COURSE_TL_CONCURRENT_SUITES AND _course_bare_suite MATCHES "${COURSE_TL_CONCURRENT_SUITES}"))
+    set(_course_queues default)
+  endif()
   _course_add_case("${_course_name}" "${_course_filter}" "${_course_labels}" "${_course_timeout}" "${_course_serial}"
-                   "${COURSE_TL_ENVIRONMENT}")
+                   "${COURSE_TL_ENVIRONMENT}" "${_course_queues}")
   # Further runs of this case with another environment (chapter 11: CUDA_VISIBLE_DEVICES=1).
   foreach(_course_run IN LISTS COURSE_TL_EXTRA_RUNS)
     string(REPLACE "|" ";" _course_run "${_course_run}")
@@ -229,6 +254,6 @@ foreach(_course_line IN LISTS _course_lines)
     list(REMOVE_DUPLICATES _course_run_labels)
     set(_course_run_all_environment ${COURSE_TL_ENVIRONMENT} ${_course_run_environment})
     _course_add_case("${_course_name}.${_course_run_suffix}" "${_course_filter}" "${_course_run_labels}"
-                     "${_course_timeout}" "${_course_serial}" "${_course_run_all_environment}")
+                     "${_course_timeout}" "${_course_serial}" "${_course_run_all_environment}" "${_course_queues}")
   endforeach()
 endforeach()

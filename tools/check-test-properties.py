@@ -5,7 +5,8 @@ Every student, solution and fixture test must carry: its role label, its chapter
 second part of its name), exactly one of correctness/perf, a numeric TIMEOUT, RUN_SERIAL (or an
 exclusive GPU turn) and the label `alone` exactly when it is a perf test, measures something
 device-wide, times against a clock or counts the instructions that ran, and
-`stretch` exactly when its name says Stretch. Every chapter folder must have student tests (and solution tests where solutions/
+`stretch` exactly when its name says Stretch, and its hardware queues (CUDA_DEVICE_MAX_CONNECTIONS
+set to 1, or unset for CUDA's default, which every perf and timer test keeps). Every chapter folder must have student tests (and solution tests where solutions/
 exists). Usage: tools/check-test-properties.py [build-dir]   (default: build)
 """
 import json
@@ -51,10 +52,20 @@ def problems_of(test):
         found.append("the alone label does not match what the test measures (perf, device-wide, timer, counted)")
     if ("Stretch" in name) != ("stretch" in labels):
         found.append("the stretch label does not match the name")
+    suite = parts[3] if role == "fixture" else parts[2]
+    # Hardware queues (cmake/CourseTestList.cmake): one, or CUDA's default where a test times;
+    # for every run of a test program (not the code policy, nor a build's stand-in).
+    queues = [m for m in props.get("ENVIRONMENT_MODIFICATION", []) if m.startswith("CUDA_DEVICE_MAX_CONNECTIONS=")]
+    runs_a_case = any(str(a).startswith("--gtest_filter=") for a in test.get("command", []))
+    if not runs_a_case:
+        pass
+    elif queues not in (["CUDA_DEVICE_MAX_CONNECTIONS=set:1"], ["CUDA_DEVICE_MAX_CONNECTIONS=unset:"]):
+        found.append(f"its hardware queues are {queues or 'not set'}, not CUDA_DEVICE_MAX_CONNECTIONS=set:1 or unset:")
+    elif ("perf" in labels or "Timer" in suite) and queues != ["CUDA_DEVICE_MAX_CONNECTIONS=unset:"]:
+        found.append("a perf or timer test with one hardware queue: it must time with CUDA's default ones")
     # A test that uses several GPUs, or picks its own with CUDA_VISIBLE_DEVICES, must say so:
     # grade-submission runs it apart from the tests it pins to one GPU.
     environment = " ".join(props.get("ENVIRONMENT", []))
-    suite = parts[3] if role == "fixture" else parts[2]
     wants_gpus = any(word in suite for word in ("MultiGpu", "PeerAccess")) or "CUDA_VISIBLE_DEVICES" in environment
     if wants_gpus != ("multi-gpu" in labels):
         found.append("the multi-gpu label does not match what the test uses (its suite or CUDA_VISIBLE_DEVICES)")
@@ -89,7 +100,7 @@ def main():
             print("  " + line)
         return 1
     print(f"check-test-properties: {checked} course tests, all with role, chapter, kind, timeout, "
-          f"serial and stretch properties as required")
+          f"serial, stretch and hardware-queue properties as required")
     return 0
 
 
