@@ -5,9 +5,10 @@ Every student, solution and fixture test must carry: its role label, its chapter
 second part of its name), exactly one of correctness/perf, a numeric TIMEOUT, RUN_SERIAL (or an
 exclusive GPU turn) and the label `alone` exactly when it is a perf test, measures something
 device-wide, times against a clock or counts the instructions that ran, and
-`stretch` exactly when its name says Stretch, and its hardware queues (CUDA_DEVICE_MAX_CONNECTIONS
-set to 1, or unset for CUDA's default, which every perf and timer test keeps). Every chapter folder must have student tests (and solution tests where solutions/
-exists). Usage: tools/check-test-properties.py [build-dir]   (default: build)
+`stretch` exactly when its name says Stretch, and, for a run of a test program, its hardware
+queues (CUDA_DEVICE_MAX_CONNECTIONS set to 1, or unset for CUDA's default, which every perf and
+timer test keeps). Every chapter folder must have student tests (and solution tests where
+solutions/ exists). Usage: tools/check-test-properties.py [build-dir]   (default: build)
 """
 import json
 import pathlib
@@ -56,13 +57,12 @@ def problems_of(test):
     # Hardware queues (cmake/CourseTestList.cmake): one, or CUDA's default where a test times;
     # for every run of a test program (not the code policy, nor a build's stand-in).
     queues = [m for m in props.get("ENVIRONMENT_MODIFICATION", []) if m.startswith("CUDA_DEVICE_MAX_CONNECTIONS=")]
-    runs_a_case = any(str(a).startswith("--gtest_filter=") for a in test.get("command", []))
-    if not runs_a_case:
-        pass
-    elif queues not in (["CUDA_DEVICE_MAX_CONNECTIONS=set:1"], ["CUDA_DEVICE_MAX_CONNECTIONS=unset:"]):
-        found.append(f"its hardware queues are {queues or 'not set'}, not CUDA_DEVICE_MAX_CONNECTIONS=set:1 or unset:")
-    elif ("perf" in labels or "Timer" in suite) and queues != ["CUDA_DEVICE_MAX_CONNECTIONS=unset:"]:
-        found.append("a perf or timer test with one hardware queue: it must time with CUDA's default ones")
+    one, default = ["CUDA_DEVICE_MAX_CONNECTIONS=set:1"], ["CUDA_DEVICE_MAX_CONNECTIONS=unset:"]
+    if any(str(a).startswith("--gtest_filter=") for a in test.get("command", [])):
+        if queues not in (one, default):
+            found.append(f"its hardware queues are {queues or 'not set'}, not {one[0]} or {default[0]}")
+        elif ("perf" in labels or "Timer" in suite) and queues != default:
+            found.append("a perf or timer test with one hardware queue: it must time with CUDA's default ones")
     # A test that uses several GPUs, or picks its own with CUDA_VISIBLE_DEVICES, must say so:
     # grade-submission runs it apart from the tests it pins to one GPU.
     environment = " ".join(props.get("ENVIRONMENT", []))
