@@ -44,6 +44,19 @@
 # Properties are set with one set_tests_properties call per property value, so that a list
 # value (LABELS) reaches ctest as a list whatever the CMake version.
 #
+# Batches, for the graders (tools/course_grading, never the presets). At ctest time,
+# COURSE_TEST_BATCHES=1 lists, instead of one test per case, one test per group of a program's
+# cases that share their classification (perf or correctness, alone or side by side, hardware
+# queues): <role>.<chapter>.Batch.<group>, the program run once with those cases selected and
+# --gtest_fail_fast, its record in one file. A program's CUDA context costs the GPU 0.08-0.2 s
+# whatever it runs, so a batch of 12 cases saves 11 of them. A batch is only a first pass: the
+# grader takes its record's passes up to the first case that did not pass, and runs every case
+# from there on (and every case of a batch that crashed, hung or left no record) on its own, as
+# below, so that a failure and what follows it are judged as the presets judge them. Cases that
+# use several GPUs (multi-gpu) and the extra runs stay one test each. COURSE_TEST_ONLY=<file>
+# (one test name a line) lists only the tests named there, one per case as usual: the grader's
+# second pass.
+#
 # At ctest time, COURSE_SANITIZER=memcheck|racecheck|initcheck|synccheck runs every test under
 # compute-sanitizer (performance tests then skip: a timing under a sanitizer means nothing), and
 # COURSE_SEED and COURSE_PERF_SCALE set the seed and scale the perf thresholds. All three reach
@@ -52,6 +65,28 @@
 # exits with status 77 (SKIP_RETURN_CODE).
 
 set(_course_prefix "${COURSE_TL_ROLE}.${COURSE_TL_CHAPTER}")
+# The graders' two passes (see "Batches" above).
+set(_course_only_mode FALSE)
+set(_course_only "")
+if(NOT "$ENV{COURSE_TEST_ONLY}" STREQUAL "")
+  set(_course_only_mode TRUE)
+  file(STRINGS "$ENV{COURSE_TEST_ONLY}" _course_only)
+endif()
+set(_course_batches FALSE)
+if("$ENV{COURSE_TEST_BATCHES}" STREQUAL "1" AND NOT _course_only_mode)
+  set(_course_batches TRUE)
+endif()
+# Whether the test `name` is listed in this pass.
+function(_course_wanted name result)
+  set(wanted TRUE)
+  if(_course_only_mode)
+    list(FIND _course_only "${name}" at)  # (ctest reads this file without CMP0057's IN_LIST)
+    if(at EQUAL -1)
+      set(wanted FALSE)
+    endif()
+  endif()
+  set(${result} ${wanted} PARENT_SCOPE)
+endfunction()
 set(_course_common_labels "${COURSE_TL_ROLE}" "${COURSE_TL_CHAPTER}")
 if(COURSE_TL_ROLE MATCHES "^fixture\\.")
   set(_course_common_labels fixture "${COURSE_TL_CHAPTER}")
@@ -88,18 +123,24 @@ if(_course_build_failures)
   set(_course_message "${COURSE_TL_STATUS_DIR}/Build.Compiles.txt")
   file(WRITE "${_course_message}" "[ RUN      ] Build.Compiles\nbuild: Failure\nThe code of this chapter "
        "${_course_what}, so none of its tests ran. First errors:\n${_course_errors}[  FAILED  ] Build.Compiles\n")
-  add_test("${_course_name}" "${COURSE_TL_CMAKE}" -E cat "${_course_message}")
-  set_tests_properties("${_course_name}" PROPERTIES WILL_FAIL TRUE)
-  set_tests_properties("${_course_name}" PROPERTIES LABELS "${_course_common_labels};correctness")
-  set_tests_properties("${_course_name}" PROPERTIES TIMEOUT "${COURSE_TL_CORRECTNESS_TIMEOUT}")
+  _course_wanted("${_course_name}" _course_listed)
+  if(_course_listed)
+    add_test("${_course_name}" "${COURSE_TL_CMAKE}" -E cat "${_course_message}")
+    set_tests_properties("${_course_name}" PROPERTIES WILL_FAIL TRUE)
+    set_tests_properties("${_course_name}" PROPERTIES LABELS "${_course_common_labels};correctness")
+    set_tests_properties("${_course_name}" PROPERTIES TIMEOUT "${COURSE_TL_CORRECTNESS_TIMEOUT}")
+  endif()
   return()
 endif()
 
 if(NOT EXISTS "${COURSE_TL_EXE}")
   set(_course_name "${_course_prefix}.Build.NotBuilt")
-  add_test("${_course_name}" "${COURSE_TL_EXE}")
-  set_tests_properties("${_course_name}" PROPERTIES LABELS "${_course_common_labels};correctness")
-  set_tests_properties("${_course_name}" PROPERTIES TIMEOUT 10)
+  _course_wanted("${_course_name}" _course_listed)
+  if(_course_listed)
+    add_test("${_course_name}" "${COURSE_TL_EXE}")
+    set_tests_properties("${_course_name}" PROPERTIES LABELS "${_course_common_labels};correctness")
+    set_tests_properties("${_course_name}" PROPERTIES TIMEOUT 10)
+  endif()
   return()
 endif()
 
@@ -133,9 +174,12 @@ else()
 endif()
 if(NOT _course_listing_result EQUAL 0)
   set(_course_name "${_course_prefix}.Build.ListsItsTests")
-  add_test("${_course_name}" ${COURSE_TL_LAUNCHER} "${COURSE_TL_EXE}" --gtest_list_tests)
-  set_tests_properties("${_course_name}" PROPERTIES LABELS "${_course_common_labels};correctness")
-  set_tests_properties("${_course_name}" PROPERTIES TIMEOUT 20)
+  _course_wanted("${_course_name}" _course_listed)
+  if(_course_listed)
+    add_test("${_course_name}" ${COURSE_TL_LAUNCHER} "${COURSE_TL_EXE}" --gtest_list_tests)
+    set_tests_properties("${_course_name}" PROPERTIES LABELS "${_course_common_labels};correctness")
+    set_tests_properties("${_course_name}" PROPERTIES TIMEOUT 20)
+  endif()
   return()
 endif()
 
@@ -171,8 +215,13 @@ endif()
 # test's measurement.
 set(_course_gpu_lock "$ENV{COURSE_GPU_LOCK}")
 
-# One ctest test: the program with one case selected, its own record, and its properties.
+# One ctest test: the program with one case (a batch: several) selected, its own record, and its
+# properties. Further arguments are further flags.
 function(_course_add_case name filter labels timeout serial environment queues)
+  _course_wanted("${name}" listed)
+  if(NOT listed)
+    return()
+  endif()
   string(REPLACE "/" "~" report "${name}")
   set(turn "")
   if(_course_gpu_lock)
@@ -180,7 +229,7 @@ function(_course_add_case name filter labels timeout serial environment queues)
     set(serial FALSE)
   endif()
   add_test("${name}" ${_course_launcher} "${COURSE_TL_EXE}" "--gtest_filter=${filter}"
-           "--gtest_output=xml:${COURSE_TL_REPORT_DIR}/${report}.xml" ${_course_flags} ${turn})
+           "--gtest_output=xml:${COURSE_TL_REPORT_DIR}/${report}.xml" ${_course_flags} ${turn} ${ARGN})
   set_tests_properties("${name}" PROPERTIES LABELS "${labels}")
   set_tests_properties("${name}" PROPERTIES TIMEOUT "${timeout}")
   set_tests_properties("${name}" PROPERTIES RUN_SERIAL "${serial}")
@@ -197,6 +246,7 @@ endfunction()
 
 string(REPLACE "\n" ";" _course_lines "${_course_listing}")
 set(_course_suite "")
+set(_course_groups "")
 foreach(_course_line IN LISTS _course_lines)
   # "Suite." or "Prefix/Suite.  # TypeParam = ..." on its own line, cases indented below it.
   if(_course_line MATCHES "^([^ #]+)\\.( .*)?$")
@@ -238,8 +288,35 @@ foreach(_course_line IN LISTS _course_lines)
      (COURSE_TL_CONCURRENT_SUITES AND _course_bare_suite MATCHES "${COURSE_TL_CONCURRENT_SUITES}"))
     set(_course_queues default)
   endif()
-  _course_add_case("${_course_name}" "${_course_filter}" "${_course_labels}" "${_course_timeout}" "${_course_serial}"
-                   "${COURSE_TL_ENVIRONMENT}" "${_course_queues}")
+  if(_course_batches AND NOT _course_suite MATCHES "MultiGpu|PeerAccess")
+    # Into its group's batch (added after the listing): its cases share these properties.
+    set(_course_group correctness)
+    if(_course_suite MATCHES "Perf")
+      set(_course_group perf)
+    endif()
+    if(_course_serial)
+      string(APPEND _course_group "-alone")
+    endif()
+    if(_course_queues STREQUAL "default")
+      string(APPEND _course_group "-8queues")
+    endif()
+    list(FIND _course_groups "${_course_group}" _course_group_at)
+    if(_course_group_at EQUAL -1)
+      list(APPEND _course_groups "${_course_group}")
+      set(_course_batch_labels ${_course_labels} batch)
+      list(REMOVE_ITEM _course_batch_labels stretch)  # a case's own label; the batch is not optional
+      set("_course_group_labels_${_course_group}" ${_course_batch_labels})
+      set("_course_group_timeout_${_course_group}" "${_course_timeout}")
+      set("_course_group_serial_${_course_group}" "${_course_serial}")
+      set("_course_group_queues_${_course_group}" "${_course_queues}")
+      set("_course_group_filter_${_course_group}" "${_course_filter}")
+    else()
+      string(APPEND "_course_group_filter_${_course_group}" ":${_course_filter}")
+    endif()
+  else()
+    _course_add_case("${_course_name}" "${_course_filter}" "${_course_labels}" "${_course_timeout}" "${_course_serial}"
+                     "${COURSE_TL_ENVIRONMENT}" "${_course_queues}")
+  endif()
   # Further runs of this case with another environment (chapter 11: CUDA_VISIBLE_DEVICES=1).
   foreach(_course_run IN LISTS COURSE_TL_EXTRA_RUNS)
     string(REPLACE "|" ";" _course_run "${_course_run}")
@@ -256,4 +333,13 @@ foreach(_course_line IN LISTS _course_lines)
     _course_add_case("${_course_name}.${_course_run_suffix}" "${_course_filter}" "${_course_run_labels}"
                      "${_course_timeout}" "${_course_serial}" "${_course_run_all_environment}" "${_course_queues}")
   endforeach()
+endforeach()
+
+# A batch has one case's time limit: a batch runs its cases in far less (the references' in a few
+# seconds), and one that runs out of time has its cases run again one by one, each with its limit.
+foreach(_course_group IN LISTS _course_groups)
+  _course_add_case("${_course_prefix}.Batch.${_course_group}" "${_course_group_filter_${_course_group}}"
+                   "${_course_group_labels_${_course_group}}" "${_course_group_timeout_${_course_group}}"
+                   "${_course_group_serial_${_course_group}}" "${COURSE_TL_ENVIRONMENT}"
+                   "${_course_group_queues_${_course_group}}" --gtest_fail_fast)
 endforeach()

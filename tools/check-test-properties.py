@@ -8,8 +8,11 @@ device-wide, times against a clock or counts the instructions that ran, and
 `stretch` exactly when its name says Stretch, and, for a run of a test program, its hardware
 queues (CUDA_DEVICE_MAX_CONNECTIONS set to 1, or unset for CUDA's default, which every perf and
 timer test keeps). Every chapter folder must have student tests (and solution tests where
-solutions/ exists). Usage: tools/check-test-properties.py [build-dir]   (default: build)
+solutions/ exists). The graders' batches (COURSE_TEST_BATCHES=1) must hold every case of a test
+program, but those that use several GPUs, exactly once, with the case's own properties.
+Usage: tools/check-test-properties.py [build-dir]   (default: build)
 """
+import os
 import json
 import pathlib
 import subprocess
@@ -72,13 +75,53 @@ def problems_of(test):
     return found
 
 
+def batch_problems(tests, batches):
+    """What is wrong with the batches (cmake/CourseTestList.cmake) of the one-case tests `tests`."""
+    found = []
+
+    def shared(test):  # what a batch and each of its cases must have alike
+        props = properties(test)
+        labels = set(props.get("LABELS", [])) - {"stretch", "batch"}
+        return (sorted(labels), props.get("TIMEOUT"), props.get("RUN_SERIAL") is True,
+                props.get("ENVIRONMENT", []), props.get("ENVIRONMENT_MODIFICATION", []))
+
+    def selected(test):
+        return next((str(a).split("=", 1)[1] for a in test.get("command", []) if str(a).startswith("--gtest_filter=")), None)
+
+    by_name = {t["name"]: t for t in tests}
+    batched = {}
+    for batch in batches:
+        parts = batch["name"].split(".")
+        if "Batch" not in parts:
+            continue
+        prefix = batch["name"].split(".Batch.")[0]
+        if "--gtest_fail_fast" not in batch.get("command", []):
+            found.append(f"{batch['name']}: no --gtest_fail_fast")
+        for case in (selected(batch) or "").split(":"):
+            name = f"{prefix}.{case}"
+            batched[name] = batched.get(name, 0) + 1
+            if name not in by_name:
+                found.append(f"{batch['name']}: runs {case}, which is no test")
+            elif shared(by_name[name]) != shared(batch):
+                found.append(f"{batch['name']}: {case} has other properties than its batch")
+    for test in tests:
+        labels = properties(test).get("LABELS", [])
+        if selected(test) is None or "multi-gpu" in labels or test["name"].split(".")[0] == "unit":
+            continue
+        if batched.get(test["name"], 0) != 1:
+            found.append(f"{test['name']}: in {batched.get(test['name'], 0)} batches, not 1")
+    return found
+
+
 def main():
     build = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "build")
     top = pathlib.Path(__file__).resolve().parent.parent
-    listing = subprocess.run(["ctest", "--test-dir", str(build), "--show-only=json-v1"],
-                             check=True, capture_output=True, text=True).stdout
-    tests = json.loads(listing)["tests"]
-    failures = []
+
+    def listing(**extra):
+        return json.loads(subprocess.run(["ctest", "--test-dir", str(build), "--show-only=json-v1"], check=True,
+                                         capture_output=True, text=True, env=dict(os.environ, **extra)).stdout)["tests"]
+    tests = listing()
+    failures = batch_problems(tests, listing(COURSE_TEST_BATCHES="1"))
     roles_by_chapter = {}
     for test in tests:
         parts = test["name"].split(".")
@@ -100,7 +143,7 @@ def main():
             print("  " + line)
         return 1
     print(f"check-test-properties: {checked} course tests, all with role, chapter, kind, timeout, "
-          f"serial, stretch and hardware-queue properties as required")
+          f"serial, stretch and hardware-queue properties as required, and each case in one batch")
     return 0
 
 

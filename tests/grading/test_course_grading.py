@@ -164,6 +164,77 @@ class JudgeRecord(unittest.TestCase):
             self.assertFalse(R.judged_by_record(name), name)
 
 
+def batch_record(*cases):
+    """GoogleTest's record of a batch: (suite, case, result, inner XML) in the order they ran."""
+    suites = {}
+    for suite, case, result, inner in cases:
+        suites.setdefault(suite, []).append(f'<testcase name="{case}" status="run" result="{result}" time="0.25">'
+                                            f'{inner}</testcase>')
+    return "<testsuites>" + "".join(f'<testsuite name="{s}">{"".join(c)}</testsuite>'
+                                    for s, c in suites.items()) + "</testsuites>"
+
+
+class Batches(unittest.TestCase):
+    """The graders' first pass: of a batch, only the passes before its first other outcome stand."""
+    BATCH = "student.05-matmul.Batch.correctness"
+    CASES = ["student.05-matmul.MatmulTiledTechnique.Own", "student.05-matmul.Shapes/MatmulTiled.Matches/M1",
+             "student.05-matmul.Shapes/MatmulTiled.Matches/M2", "student.05-matmul.Shapes/MatmulTiled.Matches/M3"]
+    OUTPUT = ("[ RUN      ] MatmulTiledTechnique.Own\n[       OK ] MatmulTiledTechnique.Own\n"
+              "[ RUN      ] Shapes/MatmulTiled.Matches/M1\n[  PERF    ] one\n[       OK ] Shapes/MatmulTiled.Matches/M1\n"
+              "[ RUN      ] Shapes/MatmulTiled.Matches/M2\n")
+    PASS = ("completed", "")
+    FAIL = ("completed", '<failure message="bad"/>')
+    SKIP = ("skipped", '<skipped message="t.cpp:3&#x0A;no CUDA device: none visible"/>')
+    OTHER_SKIP = ("skipped", '<skipped message="t.cpp:3&#x0A;CUPTI cannot count here"/>')
+
+    def judge(self, outcome, outcomes, cases=None):
+        suites = [("MatmulTiledTechnique", "Own"), ("Shapes/MatmulTiled", "Matches/M1"),
+                  ("Shapes/MatmulTiled", "Matches/M2"), ("Shapes/MatmulTiled", "Matches/M3")]
+        with tempfile.TemporaryDirectory() as folder:
+            reports = pathlib.Path(folder)
+            if outcomes is not None:
+                R.report_file(reports, self.BATCH).write_text(
+                    batch_record(*[(s, c, *o) for (s, c), o in zip(suites, outcomes)]))
+            batch = R.TestResult(self.BATCH, outcome, self.OUTPUT)
+            stood, again = R.judge_batch(batch, cases or self.CASES, {self.CASES[1]: (["perf"], 9.0)}, reports)
+            return [(r.name, r.outcome) for r in stood], again, stood
+
+    def test_a_clean_batch_stands_whole(self):
+        stood, again, results = self.judge("passed", [self.PASS] * 4)
+        self.assertEqual(stood, [(c, "passed") for c in self.CASES])
+        self.assertEqual(again, [])
+        self.assertEqual(results[1].output, "[ RUN      ] Shapes/MatmulTiled.Matches/M1\n[  PERF    ] one\n"
+                                            "[       OK ] Shapes/MatmulTiled.Matches/M1\n")
+        self.assertEqual((results[1].labels, results[1].timeout, results[1].seconds), (["perf"], 9.0, 0.25))
+
+    def test_passes_stand_up_to_the_first_other_outcome(self):
+        for outcomes in ([self.PASS, self.FAIL, self.SKIP, self.SKIP], [self.PASS, self.OTHER_SKIP, self.PASS, self.PASS]):
+            stood, again, _ = self.judge("failed" if self.FAIL in outcomes else "passed", outcomes)
+            self.assertEqual(stood, [(self.CASES[0], "passed")])
+            self.assertEqual(again, self.CASES[1:])
+
+    def test_skips_stand_only_where_the_program_found_no_gpu(self):
+        stood, again, results = self.judge("skipped", [self.SKIP] * 4)
+        self.assertEqual(stood, [(c, "skipped") for c in self.CASES])
+        self.assertEqual(results[0].reason, "no CUDA device: none visible")
+        stood, again, _ = self.judge("passed", [self.PASS, self.SKIP, self.PASS, self.PASS])
+        self.assertEqual(again, self.CASES[1:])
+
+    def test_everything_again_when_the_batch_cannot_be_read_or_disagrees(self):
+        for outcome, outcomes in (("failed", None),  # killed: a crash or its time limit, no record
+                                  ("failed", [self.PASS] * 4),  # a failing status without a recorded failure
+                                  ("passed", [self.PASS, self.FAIL, self.SKIP, self.SKIP]),  # the reverse
+                                  ("skipped", [self.SKIP, self.PASS, self.PASS, self.PASS]),
+                                  ("passed", [])):
+            stood, again, _ = self.judge(outcome, outcomes)
+            self.assertEqual((stood, again), ([], self.CASES), (outcome, outcomes))
+        stood, again, _ = self.judge("passed", [self.PASS] * 4, cases=self.CASES[1:])  # a case it should not run
+        self.assertEqual((stood, again), ([], self.CASES[1:]))
+
+    def test_batches_have_no_record_of_their_own(self):
+        self.assertFalse(R.judged_by_record(self.BATCH))
+
+
 class Points(unittest.TestCase):
     def test_score(self):
         graded = {t["name"]: t for t in R.score(read_results(), POINTS)}

@@ -292,6 +292,52 @@ TEST(GpuTurn, AProgramHoldsTheSharedTurnAndTheExclusiveOneOnlyWhileItMeasures) {
   ::unlink((path + ".turnstile").c_str());
 }
 
+// Between two cases of one program (a grader's batch) it holds no turn, once its GPU work is done;
+// it takes the shared one again before the next case. While exclusive, pausing does nothing.
+TEST(GpuTurn, AProgramHoldsNoTurnBetweenTwoCases) {
+  using course::GpuTurnMode;
+  const std::string path = testing::TempDir() + "course-gpu-turn-paused-" + std::to_string(::getpid()) + ".lock";
+  const std::chrono::milliseconds short_wait(300), long_wait(10000);
+  int waited_for_gpu_work = 0;
+  course::arm_gpu_turn(path, [&] { ++waited_for_gpu_work; });
+  course::pause_gpu_turn();
+  EXPECT_EQ(waited_for_gpu_work, 1) << "the program's GPU work was not waited for before it let go of its turn";
+  course::pause_gpu_turn();  // already paused: nothing
+  EXPECT_EQ(waited_for_gpu_work, 1);
+  {
+    std::atomic<bool> given{false}, release{false};
+    std::thread other = take_turn(path, GpuTurnMode::exclusive, given, release);
+    EXPECT_TRUE(becomes_true_within(given, long_wait)) << "a paused program kept its turn";
+    std::thread resuming([] { course::resume_gpu_turn(); });
+    std::this_thread::sleep_for(short_wait);
+    release = true;  // the resumed shared turn waited for the exclusive one
+    other.join();
+    resuming.join();
+  }
+  {
+    std::atomic<bool> given{false}, release{true};
+    std::thread other = take_turn(path, GpuTurnMode::exclusive, given, release);
+    EXPECT_FALSE(becomes_true_within(given, short_wait)) << "the resumed program holds no turn";
+    course::disarm_gpu_turn();
+    EXPECT_TRUE(becomes_true_within(given, long_wait));
+    other.join();
+  }
+  course::arm_gpu_turn(path, [] {});
+  course::begin_exclusive_gpu_turn();
+  course::pause_gpu_turn();  // exclusive: keeps it
+  {
+    std::atomic<bool> given{false}, release{true};
+    std::thread other = take_turn(path, GpuTurnMode::shared, given, release);
+    EXPECT_FALSE(becomes_true_within(given, short_wait)) << "pausing gave up an exclusive turn";
+    course::end_exclusive_gpu_turn();
+    EXPECT_TRUE(becomes_true_within(given, long_wait));
+    other.join();
+  }
+  course::disarm_gpu_turn();
+  ::unlink(path.c_str());
+  ::unlink((path + ".turnstile").c_str());
+}
+
 // Whether another program could take a turn of `mode` on `path` right now (without waiting).
 bool turn_free(const std::string& path, int mode) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);

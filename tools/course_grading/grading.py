@@ -23,6 +23,7 @@ import contextlib
 import fcntl
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -123,10 +124,12 @@ def confined(ws, *, write=(), read=()):
     return command + ["--"]
 
 
-def write_test_sandbox_args(ws):
+def write_test_sandbox_args(ws, writable=()):
     """The options every test program's sandbox reads (-f sandbox.args): read the course copy,
-    write the scratch folder, nothing of what is hidden."""
-    lines = ["-r", f"-R {ws.course}", f"-w {ws.scratch}", *[f"-h {h}" for h in ws.hidden]]
+    write the scratch folder (and the files `writable`: a class's GPU turn), nothing of what is
+    hidden."""
+    lines = ["-r", f"-R {ws.course}", f"-w {ws.scratch}", *[f"-w {w}" for w in writable],
+             *[f"-h {h}" for h in ws.hidden]]
     ws.sandbox_args.write_text("\n".join(lines) + "\n")
 
 
@@ -258,54 +261,105 @@ def gpu_locks(lock_dir, gpus, shared=False):
             handle.close()  # closing releases the lock
 
 
-def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4):
+def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batches=True):
     """Runs the graded chapters' student tests: ctest unconfined (its reports out of reach of the
     tests), every test program in the sandbox (cmake/CourseTestList.cmake puts course-sandbox in
     front of it). Two phases on one GPU: first the tests that may run side by side (`jobs` at a
     time; with a lock folder, beside other gradings' such tests, holding the GPU's lock shared),
-    then those labelled `alone` (they time, count or measure the whole device), holding it
-    exclusively. In that phase four programs run at a time, taking turns through a lock file
-    (COURSE_GPU_LOCK, course/gpu_turn.h): each holds it shared from its start and exclusively only
-    while it measures, so that one program's start, inputs, correctness checks and exit overlap
-    another's measurement. With `gpu`, the tests see that GPU alone; the
-    multi-GPU tests then run last with every GPU of `all_gpus`, holding all their locks.
+    then those labelled `alone` (they time, count or measure the whole device), four at a time.
+    These take turns through a lock file (COURSE_GPU_LOCK, course/gpu_turn.h): each program holds
+    it shared from its start and exclusively only while it measures, so that one program's start,
+    inputs, correctness checks and exit overlap another's measurement. With `gpu` and a lock
+    folder (tools/grade-class), that file is the GPU's, in the lock folder: every program of every
+    grading on that GPU takes its turns with it, the side-by-side ones too, so that a measurement
+    has the GPU to itself while the other gradings' tests run between measurements; both phases
+    then hold the GPU's lock shared. Without them, the file is this grading's and the second phase
+    holds the GPU's lock exclusively. With `gpu`, the tests see that GPU alone; the multi-GPU
+    tests then run last with every GPU of `all_gpus`, holding all their locks exclusively.
+
+    With `batches` (the default), each phase runs in two passes. The first runs each program once
+    per group of cases that share their properties (COURSE_TEST_BATCHES, a batch), which saves
+    the GPU a CUDA context per case; of a batch only the passes up to its first case that did not
+    pass stand (results.judge_batch). The second pass runs every other case on its own, one
+    process each (COURSE_TEST_ONLY), exactly as without batches: a failure is always judged there.
     Returns (results, seconds testing, seconds waiting for the GPU, {phase: seconds})."""
+    class_turns = lock_dir is not None and gpu is not None
+    turns = pathlib.Path(lock_dir) / f"gpu-{gpu}.turn" if class_turns else ws.scratch / "gpu-turn.lock"
+    if class_turns:
+        for path in (turns, turns.with_name(turns.name + ".turnstile")):
+            path.touch()
     if ws.sandbox:
-        write_test_sandbox_args(ws)
+        write_test_sandbox_args(ws, [turns, turns.with_name(turns.name + ".turnstile")] if class_turns else [])
     R.clear_reports(ws.records)
     started = time.monotonic()
     only = "^student\\.(" + "|".join(c.replace("-", "\\-") for c in chapters) + ")\\."
     properties = R.test_properties(ws.build, env=env, cwd=ws.course)
-    turns = str(ws.scratch / "gpu-turn.lock")  # in the only folder the test programs may write
-    one_gpu = ["-LE", "^multi-gpu$"] if gpu is not None else []
-    # (phase, ctest selection, CUDA_VISIBLE_DEVICES, locks, shared?, jobs, COURSE_GPU_LOCK)
-    phases = [("side-by-side", ["-L", "^student$", "-LE", "^(alone|multi-gpu)$" if gpu is not None else "^alone$"],
-               gpu, [gpu] if gpu is not None else [], True, max(4, jobs), None),
-              ("alone", ["-L", "^student$", "-L", "^alone$", *one_gpu], gpu, [gpu] if gpu is not None else [], False,
-               4, turns)]
-    if gpu is not None:
-        every = [g for g in (all_gpus or gpu).split(",") if g]
-        phases.append(("multi-gpu", ["-L", "^student$", "-L", "^multi-gpu$"], ",".join(every), every, False, 4, None))
+    in_batches = {}
+    if batches:
+        selected = re.compile(only)
+        in_batches = {b: cases for b, cases in R.batch_cases(ws.build, env=env, cwd=ws.course).items()
+                      if selected.match(b)}
+    turns = str(turns)
+    side_turns = turns if class_turns else None
+    alone_shared = class_turns  # the class's GPU turn keeps a measurement alone on its GPU
+    locks = [gpu] if gpu is not None else []
+    side_by_side = ["-L", "^student$", "-LE", "^(alone|multi-gpu)$" if gpu is not None else "^alone$"]
+    alone = ["-L", "^student$", "-L", "^alone$", *(["-LE", "^multi-gpu$"] if gpu is not None else [])]
     graded, waited, seconds = [], 0.0, {}
-    for phase, selection, visible, locks, shared, phase_jobs, turn_lock in phases:
-        junit = ws.root / f"ctest-{phase}.xml"
+
+    def run(phase, selection, visible, phase_locks, shared, phase_jobs, turn_lock=None, listing=None):
+        """One ctest run, holding the GPU locks; returns its results (none when ctest wrote no report)."""
+        nonlocal waited
+        junit = ws.root / f"ctest-{phase.replace(' ', '-')}.xml"
         junit.unlink(missing_ok=True)
-        phase_env = dict(env)
+        phase_env = dict(env, **(listing or {}))
         if visible is not None:
             phase_env["CUDA_VISIBLE_DEVICES"] = visible
         if turn_lock:
             phase_env["COURSE_GPU_LOCK"] = turn_lock
-        lock = gpu_locks(lock_dir, locks, shared) if (lock_dir and locks) else contextlib.nullcontext()
+        lock = gpu_locks(lock_dir, phase_locks, shared) if (lock_dir and phase_locks) else contextlib.nullcontext()
         waiting_since = time.monotonic()
         with lock:
             waited += time.monotonic() - waiting_since
             phase_started = time.monotonic()
+            # A batch's output is that of all its cases; each passed case's part goes into the report.
             subprocess.run(["ctest", "--test-dir", str(ws.build), *selection, "-R", only, "-j", str(phase_jobs),
-                            "--output-junit", str(junit)],
+                            "--output-junit", str(junit), "--test-output-size-passed", str(1 << 22)],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=phase_env, cwd=ws.course)
             seconds[phase] = round(time.monotonic() - phase_started, 1)
-        if junit.exists():
-            graded += R.read_junit(junit, properties, reports=ws.records)
-        elif phase == "side-by-side":
-            raise OSError("ctest wrote no report")
+        if not junit.exists():
+            if phase.startswith("side-by-side"):
+                raise OSError("ctest wrote no report")
+            return []
+        return R.read_junit(junit, properties, reports=ws.records)
+
+    if in_batches:
+        judged = set()
+        for phase, selection, shared, phase_jobs, turn_lock in (
+                ("side-by-side batches", side_by_side, True, max(4, jobs), side_turns),
+                ("alone batches", alone, alone_shared, 4, turns)):
+            for result in run(phase, selection, gpu, locks, shared, phase_jobs, turn_lock,
+                              {"COURSE_TEST_BATCHES": "1"}):
+                if result.name in in_batches:
+                    stood, _ = R.judge_batch(result, in_batches[result.name], properties, ws.records)
+                    graded += stood
+                    judged.update(r.name for r in stood)
+                else:  # a test that is never batched (Build.*, CodePolicy, several GPUs)
+                    graded.append(result)
+        one_by_one = [case for cases in in_batches.values() for case in cases if case not in judged]
+        listing = ws.root / "one-by-one.txt"
+        listing.write_text("".join(f"{case}\n" for case in one_by_one))
+        if one_by_one:
+            for phase, selection, shared, phase_jobs, turn_lock, is_alone in (
+                    ("side-by-side one by one", side_by_side, True, max(4, jobs), side_turns, False),
+                    ("alone one by one", alone, alone_shared, 4, turns, True)):
+                if any(("alone" in properties.get(c, ([], 0))[0]) == is_alone for c in one_by_one):
+                    graded += run(phase, selection, gpu, locks, shared, phase_jobs, turn_lock,
+                                  {"COURSE_TEST_ONLY": str(listing)})
+    else:
+        graded += run("side-by-side", side_by_side, gpu, locks, True, max(4, jobs), side_turns)
+        graded += run("alone", alone, gpu, locks, alone_shared, 4, turns)
+    if gpu is not None:
+        every = [g for g in (all_gpus or gpu).split(",") if g]
+        graded += run("multi-gpu", ["-L", "^student$", "-L", "^multi-gpu$"], ",".join(every), every, False, 4)
     return graded, time.monotonic() - started - waited, waited, seconds

@@ -132,11 +132,12 @@ def report_file(reports, name):
 
 
 def judged_by_record(name):
-    """Whether a test is a run of a chapter's test program (its verdict needs the program's own
-    record): not Build.* or CodePolicy.* (no code under test runs in them), not unit tests."""
+    """Whether a test is a run of a chapter's test program for one case (its verdict needs the
+    program's own record): not Build.* or CodePolicy.* (no code under test runs in them), not a
+    batch (judge_batch reads its record), not unit tests."""
     parts = name.split(".")
     return len(parts) >= 4 and parts[0] in ("student", "solution", "fixture") and \
-        not any(p in ("Build", "CodePolicy") for p in parts[1:4])
+        not any(p in ("Build", "CodePolicy", "Batch") for p in parts[1:4])
 
 
 def read_record(path):
@@ -202,6 +203,103 @@ def read_junit(path, properties=None, reports=None):
             outcome, reason = agree(outcome, reason, output, read_record(report_file(reports, name)))
         results.append(TestResult(name, outcome, output, seconds, reason, labels, timeout))
     return results
+
+
+# ---------------------------------------------------------------- batches (the graders' first pass)
+
+def batch_cases(build_dir, ctest="ctest", env=None, cwd=None):
+    """{batch test name: [the names of its cases, as the one-case tests are named]} of a build, from
+    `COURSE_TEST_BATCHES=1 ctest --show-only=json-v1` (cmake/CourseTestList.cmake): a batch
+    <role>.<chapter>.Batch.<group> runs the cases its --gtest_filter names."""
+    env = dict(env or {})
+    env["COURSE_TEST_BATCHES"] = "1"
+    try:
+        listing = subprocess.run([ctest, "--test-dir", str(build_dir), "--show-only=json-v1"], capture_output=True,
+                                 text=True, env=env, cwd=cwd, timeout=600)
+        tests = json.loads(listing.stdout).get("tests", [])
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return {}
+    batches = {}
+    for test in tests:
+        name = test["name"]
+        parts = name.split(".")
+        if len(parts) != 4 or parts[2] != "Batch":
+            continue
+        selected = next((a.split("=", 1)[1] for a in test.get("command", []) if a.startswith("--gtest_filter=")), "")
+        batches[name] = [f"{parts[0]}.{parts[1]}.{case}" for case in selected.split(":") if case]
+    return batches
+
+
+def read_case_records(path):
+    """GoogleTest's record of a program that ran several cases: [(Suite.Case, outcome, seconds,
+    message)] in the order they ran (passed, failed, skipped), or None without a readable record."""
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError):
+        return None
+    records = []
+    for suite in root.iter("testsuite"):
+        for case in suite.iter("testcase"):
+            name = f"{suite.get('name', '')}.{case.get('name', '')}"
+            if case.get("status", "run") != "run":
+                records.append((name, "skipped", 0.0, "did not run"))
+            elif case.findall("failure"):
+                records.append((name, "failed", float(case.get("time", 0) or 0), ""))
+            elif case.get("result") == "skipped":
+                skip = case.find("skipped")
+                message = (skip.get("message") or "") if skip is not None else ""
+                records.append((name, "skipped", 0.0, re.sub(r"^[^\n]*?:\d+\n?", "", message).strip()))
+            else:
+                records.append((name, "passed", float(case.get("time", 0) or 0), ""))
+    return records
+
+
+def _case_output(output, case):
+    """The part of a batch's output that one case printed (from its [ RUN ] line to the next)."""
+    start = output.find(f"[ RUN      ] {case}\n")
+    if start < 0:
+        return ""
+    end = output.find("[ RUN      ] ", start + 1)
+    return output[start:end if end >= 0 else len(output)]
+
+
+def judge_batch(batch, cases, properties=None, reports=None):
+    """A batch's verdicts that stand, and the cases to run again one by one. `batch` is the batch
+    test's TestResult (ctest's outcome: its exit status, time limit, crash), `cases` the names of
+    its cases.
+
+    A batch is one process, so a case's outcome there could depend on the cases that ran before it
+    in it. Only its passes up to the first case that did not pass stand (and, in a program whose
+    first case found no GPU, the skips for that reason): those cases ran after passes only.
+    The first case that did not pass and every case after it run again on their own, as do all
+    of a batch whose exit status and record disagree, or that left no record (a crash, a time
+    limit). So every failure is judged on its own, as the presets judge it."""
+    properties = properties or {}
+    records = read_case_records(report_file(reports, batch.name)) if reports is not None else None
+    if not records:
+        return [], list(cases)
+    outcomes = {outcome for _, outcome, _, _ in records}
+    agrees = {"passed": "failed" not in outcomes and outcomes != {"skipped"},  # exit status 0
+              "skipped": outcomes == {"skipped"},  # 77: every case skipped
+              "failed": "failed" in outcomes}[batch.outcome]  # else a crash or a time limit
+    if not agrees:
+        return [], list(cases)
+    prefix = batch.name.rsplit(".Batch.", 1)[0]
+    expected = set(cases)
+    no_gpu_program = bool(records) and records[0][1] == "skipped" and "no CUDA device" in records[0][3]
+    stood = []
+    for case, outcome, seconds, message in records:
+        name = f"{prefix}.{case}"
+        if name not in expected:
+            return [], list(cases)
+        no_gpu = no_gpu_program and outcome == "skipped" and "no CUDA device" in message
+        if outcome != "passed" and not no_gpu:
+            break
+        labels, timeout = properties.get(name, ([], 0.0))
+        stood.append(TestResult(name, outcome, _case_output(batch.output, case), seconds,
+                                message if no_gpu else "", labels, timeout))
+    judged = {r.name for r in stood}
+    return stood, [c for c in cases if c not in judged]
 
 
 def gist(output, lines=3):

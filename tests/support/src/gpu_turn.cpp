@@ -79,6 +79,7 @@ struct TurnState {
   std::unique_ptr<GpuTurn> turn;  // armed when set; holds the shared turn outside exclusive scopes
   std::function<void()> wait_for_gpu_work;
   int exclusive_depth = 0;
+  bool paused = false;  // between two cases: no turn held (pause_gpu_turn)
   std::chrono::steady_clock::time_point exclusive_since;
 };
 TurnState& turn_state() {
@@ -98,6 +99,7 @@ void arm_gpu_turn(const std::string& path, std::function<void()> wait_for_gpu_wo
   const std::lock_guard<std::mutex> guard(state.mutex);
   state.turn.reset();
   state.exclusive_depth = 0;
+  state.paused = false;
   state.wait_for_gpu_work = std::move(wait_for_gpu_work);
   const ProfileScope phase("GPU turn: waiting for the shared one");
   state.turn = std::make_unique<GpuTurn>(path, GpuTurnMode::shared);
@@ -108,7 +110,32 @@ void disarm_gpu_turn() {
   const std::lock_guard<std::mutex> guard(state.mutex);
   state.turn.reset();
   state.exclusive_depth = 0;
+  state.paused = false;
   state.wait_for_gpu_work = nullptr;
+}
+
+void pause_gpu_turn() {
+  TurnState& state = turn_state();
+  const std::lock_guard<std::mutex> guard(state.mutex);
+  if (!state.turn || state.exclusive_depth > 0 || state.paused) return;
+  if (state.wait_for_gpu_work) state.wait_for_gpu_work();  // none of it may run into another's turn
+  state.turn->release();
+  state.paused = true;
+}
+
+void resume_gpu_turn() {
+  TurnState& state = turn_state();
+  const std::lock_guard<std::mutex> guard(state.mutex);
+  if (!state.turn || !state.paused) return;
+  const ProfileScope phase("GPU turn: waiting for the shared one");
+  try {
+    state.turn->take(GpuTurnMode::shared);
+  } catch (const std::exception& error) {
+    // Going on without a turn would let this program's GPU work run into another's measurement.
+    std::fprintf(stderr, "[  COURSE  ] lost the GPU turn: %s\n", error.what());
+    std::abort();
+  }
+  state.paused = false;
 }
 
 void begin_exclusive_gpu_turn() {
@@ -121,6 +148,7 @@ void begin_exclusive_gpu_turn() {
     state.exclusive_depth = 0;
     throw;
   }
+  state.paused = false;
   state.exclusive_since = std::chrono::steady_clock::now();
 }
 

@@ -25,13 +25,16 @@
 namespace {
 constexpr int kSkippedExitStatus = 77;
 
-// Holds the exclusive GPU turn through a test that measures the whole device throughout.
-class TurnAroundWholeDeviceTests : public ::testing::EmptyTestEventListener {
+// Holds the exclusive GPU turn through a test that measures the whole device throughout, and no
+// turn between two tests (a grader's batch runs several in one program).
+class TurnAroundTests : public ::testing::EmptyTestEventListener {
   void OnTestStart(const ::testing::TestInfo& test) override {
+    course::resume_gpu_turn();
     if (course::suite_holds_the_gpu_throughout(test.test_suite_name())) course::begin_exclusive_gpu_turn();
   }
   void OnTestEnd(const ::testing::TestInfo& test) override {
     if (course::suite_holds_the_gpu_throughout(test.test_suite_name())) course::end_exclusive_gpu_turn();
+    course::pause_gpu_turn();
   }
 };
 }  // namespace
@@ -54,7 +57,7 @@ int main(int argc, char** argv) {
       // that measures the whole device.
       if (course::settings().gpu_lock) {
         course::arm_gpu_turn(*course::settings().gpu_lock, [] { (void)cudaDeviceSynchronize(); });
-        ::testing::UnitTest::GetInstance()->listeners().Append(new TurnAroundWholeDeviceTests);
+        ::testing::UnitTest::GetInstance()->listeners().Append(new TurnAroundTests);
       }
       std::printf("[  COURSE  ] %s\n", course::seed_note().c_str());
       std::optional<std::string> why;
@@ -76,6 +79,7 @@ int main(int argc, char** argv) {
     const course::ProfileScope tests("tests");
     status = RUN_ALL_TESTS();
   }
+  course::resume_gpu_turn();  // the context's teardown, at exit, in a turn
   course::profile_print(stdout, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - main_start).count());
   const ::testing::UnitTest& run = *::testing::UnitTest::GetInstance();
   if (status == 0 && !listing && run.test_to_run_count() > 0 && run.skipped_test_count() == run.test_to_run_count())

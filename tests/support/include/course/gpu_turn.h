@@ -9,7 +9,8 @@
 ///
 /// - a **shared** turn from before its first CUDA call (the context) until it has exited (the
 ///   kernel lets go of the lock after the context's teardown), so that no other program creates
-///   or tears down a context, allocates, frees or runs anything while one measures;
+///   or tears down a context, allocates, frees or runs anything while one measures; a program
+///   that runs several cases lets go of it between them, once its GPU work is done;
 /// - an **exclusive** turn only while it measures: the timing loops (time_on_stream,
 ///   time_on_host), the copy peaks, and every test of a suite that measures the whole device
 ///   throughout (a timer, counted instructions, free memory; main() takes it before such a test
@@ -67,6 +68,14 @@ void arm_gpu_turn(const std::string& path, std::function<void()> wait_for_gpu_wo
 
 /// Lets go of every turn and disarms (the unit tests; a program keeps its shared turn to the end).
 void disarm_gpu_turn();
+
+/// Between two test cases of one program (a grader's batch runs several): waits for this
+/// program's GPU work and lets go of the shared turn, so that another program's measurement need
+/// not wait for this one's next cases. The context stays, idle. Nothing while exclusive or unarmed.
+void pause_gpu_turn();
+/// Takes the shared turn again after pause_gpu_turn (before the next case, and before the program
+/// exits: the context's teardown happens in a turn).
+void resume_gpu_turn();
 
 /// Holds the exclusive turn for its lifetime, if turns are armed (nothing otherwise). Scopes
 /// nest: the outermost one takes the turn and gives it back for the shared one.
