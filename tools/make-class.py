@@ -7,7 +7,8 @@ untouched starters and the fixtures.
     tools/make-class.py check GRADED OUT
 
 make: OUT/<name>/chapters/<chapter>/<starter files>, one folder per submission, as a student
-hands it in (only the files a student may edit):
+hands it in (only the files a student may edit; each .cu file ends with a comment naming its
+submission unless --same-files, so that no two submissions share a build):
     ref-K      the reference solutions, every chapter
     starter-K  the files as handed out
     fix-CH-NAME  the reference solutions, with one fixture's files (tools/fixtures/CH/NAME) in
@@ -82,7 +83,7 @@ def inlined(file):
     return "".join(lines)
 
 
-def make(out, references, starters, fixtures):
+def make(out, references, starters, fixtures, distinct=True):
     out.mkdir(parents=True, exist_ok=True)
     kinds = {}
     for k in range(1, references + 1):
@@ -102,6 +103,13 @@ def make(out, references, starters, fixtures):
             if file.name != "fixture.txt":
                 (target / "chapters" / chapter / file.name).write_text(inlined(file))
         kinds[target.name] = {"kind": "fixture", "chapter": chapter, "fixture": name}
+    if distinct:
+        # No two students hand in the same file: each .cu ends with a comment naming its
+        # submission, so that every grading compiles every file, as a real class's does.
+        for name in kinds:
+            for file in sorted((out / name).rglob("*.cu")):
+                text = file.read_text()
+                file.write_text(text + ("" if text.endswith("\n") else "\n") + f"// submission {name}\n")
     (out / "class.json").write_text(json.dumps(kinds, indent=2) + "\n")
     print(f"make-class: {len(kinds)} submissions in {out}")
 
@@ -166,12 +174,16 @@ def main():
     maker.add_argument("--references", type=int, default=1)
     maker.add_argument("--starters", type=int, default=1)
     maker.add_argument("--fixtures", default="", help="CH/NAME,... (tools/fixtures)")
+    maker.add_argument("--same-files", action="store_true",
+                       help="submissions of one kind hand in the very same files (by default each .cu file ends "
+                            "with a comment naming its submission, so that every grading compiles all of them)")
     checker = sub.add_parser("check")
     checker.add_argument("graded")
     checker.add_argument("out")
     args = parser.parse_args()
     if args.command == "make":
-        make(pathlib.Path(args.out), args.references, args.starters, [f for f in args.fixtures.split(",") if f])
+        make(pathlib.Path(args.out), args.references, args.starters, [f for f in args.fixtures.split(",") if f],
+             distinct=not args.same_files)
         return 0
     return check(pathlib.Path(args.graded), pathlib.Path(args.out))
 

@@ -187,7 +187,7 @@ class Batches(unittest.TestCase):
     SKIP = ("skipped", '<skipped message="t.cpp:3&#x0A;no CUDA device: none visible"/>')
     OTHER_SKIP = ("skipped", '<skipped message="t.cpp:3&#x0A;CUPTI cannot count here"/>')
 
-    def judge(self, outcome, outcomes, cases=None):
+    def judge(self, outcome, outcomes, cases=None, output=None):
         suites = [("MatmulTiledTechnique", "Own"), ("Shapes/MatmulTiled", "Matches/M1"),
                   ("Shapes/MatmulTiled", "Matches/M2"), ("Shapes/MatmulTiled", "Matches/M3")]
         with tempfile.TemporaryDirectory() as folder:
@@ -195,7 +195,7 @@ class Batches(unittest.TestCase):
             if outcomes is not None:
                 R.report_file(reports, self.BATCH).write_text(
                     batch_record(*[(s, c, *o) for (s, c), o in zip(suites, outcomes)]))
-            batch = R.TestResult(self.BATCH, outcome, self.OUTPUT)
+            batch = R.TestResult(self.BATCH, outcome, self.OUTPUT if output is None else output)
             stood, again = R.judge_batch(batch, cases or self.CASES, {self.CASES[1]: (["perf"], 9.0)}, reports)
             return [(r.name, r.outcome) for r in stood], again, stood
 
@@ -214,10 +214,15 @@ class Batches(unittest.TestCase):
             self.assertEqual(again, self.CASES[1:])
 
     def test_skips_stand_only_where_the_program_found_no_gpu(self):
-        stood, again, results = self.judge("skipped", [self.SKIP] * 4)
+        no_gpu = "[  COURSE  ] no CUDA device: none visible\n" + self.OUTPUT
+        stood, again, results = self.judge("skipped", [self.SKIP] * 4, output=no_gpu)
         self.assertEqual(stood, [(c, "skipped") for c in self.CASES])
         self.assertEqual(results[0].reason, "no CUDA device: none visible")
-        stood, again, _ = self.judge("passed", [self.PASS, self.SKIP, self.PASS, self.PASS])
+        stood, again, _ = self.judge("passed", [self.PASS, self.SKIP, self.PASS, self.SKIP], output=no_gpu)
+        self.assertEqual((stood, again), ([(c, o) for c, o in zip(self.CASES, ["passed", "skipped", "passed", "skipped"])], []))
+        # Said only by the code under test, in a case's output: not the program's start.
+        stood, again, _ = self.judge("passed", [self.PASS, self.SKIP, self.PASS, self.PASS],
+                                     output=self.OUTPUT + "[  COURSE  ] no CUDA device: none visible\n")
         self.assertEqual(again, self.CASES[1:])
 
     def test_everything_again_when_the_batch_cannot_be_read_or_disagrees(self):

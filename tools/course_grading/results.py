@@ -269,8 +269,8 @@ def judge_batch(batch, cases, properties=None, reports=None):
     its cases.
 
     A batch is one process, so a case's outcome there could depend on the cases that ran before it
-    in it. Only its passes up to the first case that did not pass stand (and, in a program whose
-    first case found no GPU, the skips for that reason): those cases ran after passes only.
+    in it. Only its passes up to the first case that did not pass stand (and, in a program that
+    found no GPU when it started, the skips for that reason): those cases ran after passes only.
     The first case that did not pass and every case after it run again on their own, as do all
     of a batch whose exit status and record disagree, or that left no record (a crash, a time
     limit). So every failure is judged on its own, as the presets judge it."""
@@ -286,7 +286,8 @@ def judge_batch(batch, cases, properties=None, reports=None):
         return [], list(cases)
     prefix = batch.name.rsplit(".Batch.", 1)[0]
     expected = set(cases)
-    no_gpu_program = bool(records) and records[0][1] == "skipped" and "no CUDA device" in records[0][3]
+    # main() says, before the first case (and so before any code under test), that it found no GPU.
+    no_gpu_program = "no CUDA device" in batch.output.split("[ RUN      ]", 1)[0]
     stood = []
     for case, outcome, seconds, message in records:
         name = f"{prefix}.{case}"
