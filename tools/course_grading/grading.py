@@ -312,6 +312,7 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
         nonlocal waited
         junit = ws.root / f"ctest-{phase.replace(' ', '-')}.xml"
         junit.unlink(missing_ok=True)
+        (ws.root / f"ctest-{phase.replace(' ', '-')}.log").unlink(missing_ok=True)
         phase_env = dict(env, **(listing or {}))
         if visible is not None:
             phase_env["CUDA_VISIBLE_DEVICES"] = visible
@@ -327,6 +328,10 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
                             "--output-junit", str(junit), "--test-output-size-passed", str(1 << 22)],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=phase_env, cwd=ws.course)
             seconds[phase] = round(time.monotonic() - phase_started, 1)
+        # ctest's log of the phase (every program's output; tools/profile-tests.py reads it).
+        with contextlib.suppress(OSError):
+            shutil.copyfile(ws.build / "Testing" / "Temporary" / "LastTest.log",
+                            ws.root / f"ctest-{phase.replace(' ', '-')}.log")
         if not junit.exists():
             if phase.startswith("side-by-side"):
                 raise OSError("ctest wrote no report")
