@@ -338,43 +338,6 @@ TEST(GpuTurn, AProgramHoldsNoTurnBetweenTwoCases) {
   ::unlink((path + ".turnstile").c_str());
 }
 
-// Large host work (HostOnlyWork) holds no turn while it runs; small work keeps the shared one.
-TEST(GpuTurn, LargeHostWorkHoldsNoTurn) {
-  using course::GpuTurnMode;
-  const std::string path = testing::TempDir() + "course-gpu-turn-host-" + std::to_string(::getpid()) + ".lock";
-  const std::chrono::milliseconds short_wait(300), long_wait(10000);
-  int waited_for_gpu_work = 0;
-  course::arm_gpu_turn(path, [&] { ++waited_for_gpu_work; });
-  {
-    const course::HostOnlyWork small(course::HostOnlyWork::kMinElements - 1);
-    std::atomic<bool> given{false}, release{true};
-    std::thread other = take_turn(path, GpuTurnMode::exclusive, given, release);
-    EXPECT_FALSE(becomes_true_within(given, short_wait)) << "small host work let go of the turn";
-    course::disarm_gpu_turn();
-    other.join();
-  }
-  course::arm_gpu_turn(path, [&] { ++waited_for_gpu_work; });
-  std::atomic<bool> given{false}, release{false};
-  std::thread other;
-  {
-    const course::HostOnlyWork large(course::HostOnlyWork::kMinElements);
-    EXPECT_EQ(waited_for_gpu_work, 1) << "the program's GPU work was not waited for before it let go of its turn";
-    other = take_turn(path, GpuTurnMode::exclusive, given, release);
-    EXPECT_TRUE(becomes_true_within(given, long_wait)) << "large host work kept the turn";
-    release = true;  // the end of the host work waits for the other's exclusive turn
-  }
-  other.join();
-  {
-    std::atomic<bool> later_given{false}, later_release{true};
-    std::thread later = take_turn(path, GpuTurnMode::exclusive, later_given, later_release);
-    EXPECT_FALSE(becomes_true_within(later_given, short_wait)) << "the shared turn was not taken again";
-    course::disarm_gpu_turn();
-    later.join();
-  }
-  ::unlink(path.c_str());
-  ::unlink((path + ".turnstile").c_str());
-}
-
 // Whether another program could take a turn of `mode` on `path` right now (without waiting).
 bool turn_free(const std::string& path, int mode) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);

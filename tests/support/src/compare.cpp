@@ -1,5 +1,4 @@
 #include "course/compare.h"
-#include "course/gpu_turn.h"
 #include "course/parallel.h"
 #include "course/profile.h"
 
@@ -33,7 +32,6 @@ template <class Expected>
 ComparisonReport compare_all(const Expected* expected, const float* actual, std::size_t count, Tolerance tolerance,
                              std::size_t max_listed) {
   const ProfileScope phase("compare (host)");
-  const HostOnlyWork host_only(count);
   std::vector<ComparisonReport> parts(16);
   const std::size_t used = for_each_range(count, std::size_t{1} << 22, parts.size(),
                                           [&](std::size_t part, std::size_t begin, std::size_t end) {

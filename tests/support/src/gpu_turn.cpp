@@ -114,14 +114,13 @@ void disarm_gpu_turn() {
   state.wait_for_gpu_work = nullptr;
 }
 
-bool pause_gpu_turn() {
+void pause_gpu_turn() {
   TurnState& state = turn_state();
   const std::lock_guard<std::mutex> guard(state.mutex);
-  if (!state.turn || state.exclusive_depth > 0 || state.paused) return false;
+  if (!state.turn || state.exclusive_depth > 0 || state.paused) return;
   if (state.wait_for_gpu_work) state.wait_for_gpu_work();  // none of it may run into another's turn
   state.turn->release();
   state.paused = true;
-  return true;
 }
 
 void resume_gpu_turn() {
@@ -167,12 +166,6 @@ void end_exclusive_gpu_turn() {
     std::fprintf(stderr, "[  COURSE  ] lost the GPU turn: %s\n", error.what());
     std::abort();
   }
-}
-
-HostOnlyWork::HostOnlyWork(std::size_t elements) : paused_(elements >= kMinElements && pause_gpu_turn()) {}
-
-HostOnlyWork::~HostOnlyWork() {
-  if (paused_) resume_gpu_turn();
 }
 
 ExclusiveGpuTurn::ExclusiveGpuTurn() { begin_exclusive_gpu_turn(); }

@@ -1,5 +1,4 @@
 #include "course/random.h"
-#include "course/gpu_turn.h"
 #include "course/profile.h"
 
 #include <algorithm>
@@ -39,7 +38,6 @@ std::string seed_note() {
 
 std::vector<float> random_floats(std::size_t count, std::uint64_t seed, float lo, float hi) {
   const ProfileScope phase("random_floats (host)");
-  const HostOnlyWork host_only(count);
   // splitmix64, the same sequence on every platform: element i comes from the state
   // seed + (i + 1) * golden alone, so large inputs are filled by several threads at once
   // (a 2^28-float input took 1.5 s on one core).

@@ -28,7 +28,6 @@
 /// rests on the grader's own lock.
 #pragma once
 
-#include <cstddef>
 #include <functional>
 #include <string>
 
@@ -73,27 +72,10 @@ void disarm_gpu_turn();
 /// Between two test cases of one program (a grader's batch runs several): waits for this
 /// program's GPU work and lets go of the shared turn, so that another program's measurement need
 /// not wait for this one's next cases. The context stays, idle. Nothing while exclusive or unarmed.
-/// Returns whether it let go of the turn now.
-bool pause_gpu_turn();
+void pause_gpu_turn();
 /// Takes the shared turn again after pause_gpu_turn (before the next case, and before the program
 /// exits: the context's teardown happens in a turn).
 void resume_gpu_turn();
-
-/// Large host work of the judge that gives the GPU nothing to do (random inputs, comparisons):
-/// holds no turn for its lifetime (pause_gpu_turn, then resume_gpu_turn), so that another
-/// program's measurement need not wait for it. Nothing below kMinElements elements (a short pause
-/// would cost more than it frees), while exclusive, or unarmed. No CUDA call may run inside.
-class HostOnlyWork {
- public:
-  static constexpr std::size_t kMinElements = std::size_t{1} << 22;
-  explicit HostOnlyWork(std::size_t elements);  ///< Lets go of the shared turn for large work.
-  HostOnlyWork(const HostOnlyWork&) = delete;
-  HostOnlyWork& operator=(const HostOnlyWork&) = delete;
-  ~HostOnlyWork();  ///< Takes the shared turn again if it let go of it.
-
- private:
-  bool paused_ = false;
-};
 
 /// Holds the exclusive turn for its lifetime, if turns are armed (nothing otherwise). Scopes
 /// nest: the outermost one takes the turn and gives it back for the shared one.
