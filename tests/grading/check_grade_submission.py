@@ -5,8 +5,8 @@ Builds a submission whose starter files are the reference solutions (solutions/<
 in place of chapters/<chapter>/<file>: a reference is a valid submission), and that also tampers
 with what a student may not change: a test file replaced by one that always passes, the
 top-level CMakeLists.txt, the presets, the points file, and COURSE_PERF_SCALE in the
-environment. Grades it as a folder (the whole course), a .tar.gz and a .zip (chapter 11), and
-checks: every test that could run here passed (the references score the maximum, their code
+environment. Grades it as a folder (the whole course), a .tar.gz and a .zip (chapter 11; the zip
+with --one-by-one, without batches), and checks: every test that could run here passed (the references score the maximum, their code
 policy included); the same score each way; the tampering had no effect (no test of the
 student's own, chapter 11's fat-binary tests graded from the real test file, the instructor's
 points); results.json has Gradescope's shape.
@@ -104,8 +104,10 @@ def main():
 
     scores, problems = {}, []
     for form, path in (("folder", root), ("tar.gz", work / "submission.tar.gz"), ("zip", work / "submission.zip")):
-        # The whole course once; the other forms only the chapter the submission answers.
+        # The whole course once; the other forms only the chapter the submission answers, the zip
+        # every case in its own process from the start (the same verdicts as with batches).
         options = [] if form == "folder" else ["--chapters", "11-deploy-multi-gpu"]
+        options += ["--one-by-one"] if form == "zip" else []
         results = grade(path, work / f"out-{form.replace('.', '-')}", *options)
         # Chapter 11's points, which every form grades (the folder grades the whole course).
         scores[form] = sum(t["score"] for t in results["tests"] if t["name"].startswith("11-deploy-multi-gpu."))
