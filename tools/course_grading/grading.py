@@ -285,11 +285,12 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
     Returns (results, seconds testing, seconds waiting for the GPU, {phase: seconds})."""
     class_turns = lock_dir is not None and gpu is not None
     turns = pathlib.Path(lock_dir) / f"gpu-{gpu}.turn" if class_turns else ws.scratch / "gpu-turn.lock"
-    if class_turns:
-        for path in (turns, turns.with_name(turns.name + ".turnstile")):
+    turn_files = [turns, turns.with_name(turns.name + ".turnstile")]  # (course/gpu_turn.h)
+    if class_turns:  # made here, so that the sandbox need only let the programs write these two
+        for path in turn_files:
             path.touch()
     if ws.sandbox:
-        write_test_sandbox_args(ws, [turns, turns.with_name(turns.name + ".turnstile")] if class_turns else [])
+        write_test_sandbox_args(ws, turn_files if class_turns else [])
     R.clear_reports(ws.records)
     started = time.monotonic()
     only = "^student\\.(" + "|".join(c.replace("-", "\\-") for c in chapters) + ")\\."
@@ -307,13 +308,13 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
     alone = ["-L", "^student$", "-L", "^alone$", *(["-LE", "^multi-gpu$"] if gpu is not None else [])]
     graded, waited, seconds = [], 0.0, {}
 
-    def run(phase, selection, visible, phase_locks, shared, phase_jobs, turn_lock=None, listing=None):
+    def run(phase, selection, visible, phase_locks, shared, phase_jobs, turn_lock=None, pass_env=None):
         """One ctest run, holding the GPU locks; returns its results (none when ctest wrote no report)."""
         nonlocal waited
         junit = ws.root / f"ctest-{phase.replace(' ', '-')}.xml"
         junit.unlink(missing_ok=True)
         (ws.root / f"ctest-{phase.replace(' ', '-')}.log").unlink(missing_ok=True)
-        phase_env = dict(env, **(listing or {}))
+        phase_env = dict(env, **(pass_env or {}))
         if visible is not None:
             phase_env["CUDA_VISIBLE_DEVICES"] = visible
         if turn_lock:
