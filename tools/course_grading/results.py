@@ -64,17 +64,21 @@ class TestResult:
         return "correctness"
 
 
-def test_properties(build_dir, ctest="ctest", env=None, prefix=(), cwd=None):
-    """{test name: (labels, timeout)} from `ctest --show-only=json-v1` (empty when ctest fails).
-    `prefix` runs ctest in the sandbox: listing the tests runs the test executables."""
+def _listed_tests(build_dir, ctest="ctest", env=None, prefix=(), cwd=None):
+    """The tests of `ctest --show-only=json-v1` (empty when ctest fails)."""
     try:
         listing = subprocess.run([*prefix, ctest, "--test-dir", str(build_dir), "--show-only=json-v1"], capture_output=True,
                                  text=True, env=env, cwd=cwd, timeout=600)
-        tests = json.loads(listing.stdout).get("tests", [])
+        return json.loads(listing.stdout).get("tests", [])
     except (OSError, ValueError, subprocess.TimeoutExpired):
-        return {}
+        return []
+
+
+def test_properties(build_dir, ctest="ctest", env=None, prefix=(), cwd=None):
+    """{test name: (labels, timeout)} from `ctest --show-only=json-v1` (empty when ctest fails).
+    `prefix` runs ctest in the sandbox: listing the tests runs the test executables."""
     found = {}
-    for test in tests:
+    for test in _listed_tests(build_dir, ctest, env, prefix, cwd):
         props = {p["name"]: p["value"] for p in test.get("properties", [])}
         found[test["name"]] = (list(props.get("LABELS", [])), float(props.get("TIMEOUT", 0) or 0))
     return found
@@ -140,6 +144,13 @@ def judged_by_record(name):
         not any(p in ("Build", "CodePolicy", "Batch") for p in parts[1:4])
 
 
+def _skip_message(case):
+    """Why a <testcase> of GoogleTest's record was skipped, without the file and line it prefixes."""
+    skip = case.find("skipped")
+    message = (skip.get("message") or "") if skip is not None else ""
+    return re.sub(r"^[^\n]*?:\d+\n?", "", message).strip() or message.strip()
+
+
 def read_record(path):
     """(outcome, reason) of GoogleTest's XML record of one selected case: passed, failed, skipped,
     or missing (no record, or no case in it)."""
@@ -154,10 +165,7 @@ def read_record(path):
     if failures:
         return "failed", ""
     if all(c.get("result") == "skipped" for c in cases):
-        skip = next((s for c in cases for s in c.findall("skipped")), None)
-        message = (skip.get("message") or "") if skip is not None else ""
-        # GoogleTest prefixes the file and line: keep the reason.
-        return "skipped", re.sub(r"^[^\n]*?:\d+\n?", "", message).strip() or message.strip()
+        return "skipped", next((_skip_message(c) for c in cases if c.find("skipped") is not None), "")
     return "passed", ""
 
 
@@ -211,16 +219,8 @@ def batch_cases(build_dir, ctest="ctest", env=None, cwd=None):
     """{batch test name: [the names of its cases, as the one-case tests are named]} of a build, from
     `COURSE_TEST_BATCHES=1 ctest --show-only=json-v1` (cmake/CourseTestList.cmake): a batch
     <role>.<chapter>.Batch.<group> runs the cases its --gtest_filter names."""
-    env = dict(env or {})
-    env["COURSE_TEST_BATCHES"] = "1"
-    try:
-        listing = subprocess.run([ctest, "--test-dir", str(build_dir), "--show-only=json-v1"], capture_output=True,
-                                 text=True, env=env, cwd=cwd, timeout=600)
-        tests = json.loads(listing.stdout).get("tests", [])
-    except (OSError, ValueError, subprocess.TimeoutExpired):
-        return {}
     batches = {}
-    for test in tests:
+    for test in _listed_tests(build_dir, ctest, dict(env or {}, COURSE_TEST_BATCHES="1"), cwd=cwd):
         name = test["name"]
         parts = name.split(".")
         if len(parts) != 4 or parts[2] != "Batch":
@@ -246,9 +246,7 @@ def read_case_records(path):
             elif case.findall("failure"):
                 records.append((name, "failed", float(case.get("time", 0) or 0), ""))
             elif case.get("result") == "skipped":
-                skip = case.find("skipped")
-                message = (skip.get("message") or "") if skip is not None else ""
-                records.append((name, "skipped", 0.0, re.sub(r"^[^\n]*?:\d+\n?", "", message).strip()))
+                records.append((name, "skipped", 0.0, _skip_message(case)))
             else:
                 records.append((name, "passed", float(case.get("time", 0) or 0), ""))
     return records
