@@ -219,7 +219,7 @@ TEST(GpuTurn, ExclusiveTurnsWaitForEveryOtherAndSharedOnesGoTogether) {
   second_release = true;
   second.join();
   // An exclusive turn waits for the shared one; a shared turn asked for after it waits behind it
-  // (the turnstile), even though the lock is only held shared.
+  // (the gate), even though the lock is only held shared.
   std::atomic<bool> alone_given{false}, alone_release{false}, late_given{false}, late_release{false};
   std::thread alone = take_turn(path, GpuTurnMode::exclusive, alone_given, alone_release);
   EXPECT_FALSE(becomes_true_within(alone_given, short_wait)) << "an exclusive turn was given beside a shared one";
@@ -235,7 +235,44 @@ TEST(GpuTurn, ExclusiveTurnsWaitForEveryOtherAndSharedOnesGoTogether) {
   late_release = true;
   late.join();
   ::unlink(path.c_str());
-  ::unlink((path + ".turnstile").c_str());
+  ::unlink((path + ".gate").c_str());
+}
+
+// Measurements that queue while shared turns drain all run before any later shared turn: one
+// drain of the GPU serves them all (the gate, course/gpu_turn.h).
+TEST(GpuTurn, MeasurementsThatQueueTogetherRunBeforeLaterSharedTurns) {
+  using course::GpuTurnMode;
+  const std::string path = testing::TempDir() + "course-gpu-turn-gate-" + std::to_string(::getpid()) + ".lock";
+  const std::chrono::milliseconds short_wait(300), long_wait(10000);
+  std::atomic<bool> shared_given{false}, shared_release{false};
+  std::thread shared = take_turn(path, GpuTurnMode::shared, shared_given, shared_release);
+  ASSERT_TRUE(becomes_true_within(shared_given, long_wait));
+  std::atomic<bool> first_given{false}, first_release{false}, second_given{false}, second_release{false};
+  std::thread first = take_turn(path, GpuTurnMode::exclusive, first_given, first_release);
+  std::thread second = take_turn(path, GpuTurnMode::exclusive, second_given, second_release);
+  std::this_thread::sleep_for(short_wait);  // both measurements queue
+  std::atomic<bool> late_given{false}, late_release{true};
+  std::thread late = take_turn(path, GpuTurnMode::shared, late_given, late_release);
+  EXPECT_FALSE(becomes_true_within(late_given, short_wait)) << "a shared turn overtook waiting measurements";
+  EXPECT_FALSE(first_given || second_given) << "a measurement was given beside a shared turn";
+  shared_release = true;
+  shared.join();
+  // One measurement, then the other, and no shared turn in between.
+  ASSERT_TRUE(becomes_true_within(first_given, long_wait) || becomes_true_within(second_given, long_wait));
+  std::atomic<bool>& later_given = first_given ? second_given : first_given;
+  std::atomic<bool>& now_release = first_given ? first_release : second_release;
+  std::atomic<bool>& later_release = first_given ? second_release : first_release;
+  EXPECT_FALSE(becomes_true_within(later_given, short_wait)) << "two measurements were given at once";
+  now_release = true;
+  EXPECT_TRUE(becomes_true_within(later_given, long_wait));
+  EXPECT_FALSE(becomes_true_within(late_given, short_wait)) << "a shared turn came between queued measurements";
+  later_release = true;
+  first.join();
+  second.join();
+  EXPECT_TRUE(becomes_true_within(late_given, long_wait));
+  late.join();
+  ::unlink(path.c_str());
+  ::unlink((path + ".gate").c_str());
 }
 
 // A program's turns (course::arm_gpu_turn): shared from the start, exclusive only inside
@@ -289,7 +326,7 @@ TEST(GpuTurn, AProgramHoldsTheSharedTurnAndTheExclusiveOneOnlyWhileItMeasures) {
   EXPECT_TRUE(course::suite_holds_the_gpu_throughout("ProcessStagedDeviceWide"));
   EXPECT_FALSE(course::suite_holds_the_gpu_throughout("TransposeTiledPerf"));
   ::unlink(path.c_str());
-  ::unlink((path + ".turnstile").c_str());
+  ::unlink((path + ".gate").c_str());
 }
 
 // Between two cases of one program (a grader's batch) it holds no turn, once its GPU work is done;
@@ -335,7 +372,7 @@ TEST(GpuTurn, AProgramHoldsNoTurnBetweenTwoCases) {
   }
   course::disarm_gpu_turn();
   ::unlink(path.c_str());
-  ::unlink((path + ".turnstile").c_str());
+  ::unlink((path + ".gate").c_str());
 }
 
 // Whether another program could take a turn of `mode` on `path` right now (without waiting).
@@ -370,7 +407,7 @@ TEST(GpuTurn, TimingHoldsTheExclusiveTurnAndOtherWorkTheSharedOne) {
   course::disarm_gpu_turn();
   EXPECT_TRUE(turn_free(path, LOCK_EX));
   ::unlink(path.c_str());
-  ::unlink((path + ".turnstile").c_str());
+  ::unlink((path + ".gate").c_str());
 }
 
 TEST(GpuTurn, SaysWhyWhenTheLockCannotBeOpened) {

@@ -217,9 +217,8 @@ def _configure_and_build(ws, chapters, log_path, jobs, prefix, options, env):
 
 
 def _lock(path, mode, blocking=True):
-    """Takes one GPU's lock in `mode` (fcntl.LOCK_SH or LOCK_EX) through its turnstile, the way
-    the test programs do (tests/support/src/gpu_turn.cpp): an exclusive lock that waits holds the
-    turnstile, so later shared ones queue behind it. Returns the open lock file, or None when
+    """Takes one GPU's lock in `mode` (fcntl.LOCK_SH or LOCK_EX) through its turnstile: an
+    exclusive lock that waits holds the turnstile, so later shared ones queue behind it. Returns the open lock file, or None when
     `blocking` is false and the lock is busy."""
     turnstile = open(f"{path}.turnstile", "a")
     handle = open(path, "a")
@@ -287,7 +286,7 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
     Returns (results, seconds testing, seconds waiting for the GPU, {phase: seconds})."""
     class_turns = lock_dir is not None and gpu is not None
     turns = pathlib.Path(lock_dir) / f"gpu-{gpu}.turn" if class_turns else ws.scratch / "gpu-turn.lock"
-    turn_files = [turns, turns.with_name(turns.name + ".turnstile")]  # (course/gpu_turn.h)
+    turn_files = [turns, turns.with_name(turns.name + ".gate")]  # (course/gpu_turn.h)
     if class_turns:  # made here, so that the sandbox need only let the programs write these two
         for path in turn_files:
             path.touch()

@@ -33,11 +33,11 @@ void lock(int fd, int operation, const std::string& path) {
 }  // namespace
 
 GpuTurn::GpuTurn(const std::string& path) : path_(path) {
-  turnstile_ = open_lock(path + ".turnstile");
+  gate_ = open_lock(path + ".gate");
   try {
     lock_ = open_lock(path);
   } catch (...) {
-    ::close(turnstile_);
+    ::close(gate_);
     throw;
   }
 }
@@ -47,31 +47,45 @@ GpuTurn::GpuTurn(const std::string& path, GpuTurnMode mode) : GpuTurn(path) {
     take(mode);
   } catch (...) {
     ::close(lock_);
-    ::close(turnstile_);
+    ::close(gate_);
     throw;
   }
 }
 
 GpuTurn::~GpuTurn() {
   ::close(lock_);  // closing the only descriptors lets go of the locks
-  ::close(turnstile_);
+  ::close(gate_);
 }
 
 void GpuTurn::take(GpuTurnMode mode) {
   release();  // never wait while holding a turn: two programs could each wait for the other's
-  // Through the turnstile: an exclusive turn waiting for the lock holds it, so shared turns that
-  // come later wait behind it instead of overtaking it for ever.
-  lock(turnstile_, LOCK_EX, path_ + ".turnstile");
+  if (mode == GpuTurnMode::exclusive) {
+    // The gate, shared, until the measurement is over: shared turns asked for from now on wait
+    // until every measurement that queued meanwhile has run (gpu_turn.h).
+    lock(gate_, LOCK_SH, path_ + ".gate");
+    try {
+      lock(lock_, LOCK_EX, path_);
+    } catch (...) {
+      ::flock(gate_, LOCK_UN);
+      throw;
+    }
+    return;
+  }
+  // Through the gate, exclusively, for an instant: never while a measurement waits or runs.
+  lock(gate_, LOCK_EX, path_ + ".gate");
   try {
-    lock(lock_, mode == GpuTurnMode::shared ? LOCK_SH : LOCK_EX, path_);
+    lock(lock_, LOCK_SH, path_);
   } catch (...) {
-    ::flock(turnstile_, LOCK_UN);
+    ::flock(gate_, LOCK_UN);
     throw;
   }
-  ::flock(turnstile_, LOCK_UN);
+  ::flock(gate_, LOCK_UN);
 }
 
-void GpuTurn::release() { ::flock(lock_, LOCK_UN); }
+void GpuTurn::release() {
+  ::flock(lock_, LOCK_UN);
+  ::flock(gate_, LOCK_UN);  // held only by a measurement (nothing otherwise)
+}
 
 namespace {
 struct TurnState {

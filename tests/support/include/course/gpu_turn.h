@@ -19,13 +19,20 @@
 /// So several programs start, make their inputs, check their results and exit beside each other,
 /// and only their measurements queue. A program never waits while it holds a turn: it first waits
 /// for its own GPU work (so that none of it runs into another program's measurement), lets go,
-/// and then asks for the other kind. A second file, PATH.turnstile, makes a waiting exclusive
-/// turn block later shared ones, so it is never starved.
+/// and then asks for the other kind.
 ///
-/// The lock only orders the judge's own programs, all of one submission: GPU work that code
-/// under test left running could only disturb that submission's own measurements. The code
-/// under test cannot call flock (the code policy), and a grade's fairness between submissions
-/// rests on the grader's own lock.
+/// A second file, PATH.gate, batches the measurements. A program that asks for the exclusive
+/// turn holds the gate shared from then until its measurement is over; a shared turn is asked for
+/// through the gate, exclusively, so it waits while any measurement waits or runs. Once the
+/// shared turns held have drained, the measurements waiting then run one after another, and
+/// only then do the shared turns come back: one drain of the GPU serves every measurement that
+/// queued meanwhile, rather than one each, and no measurement is starved by later shared turns.
+///
+/// The lock orders the judge's own programs: one grading's, or with a grader's class turn file
+/// (tools/grade-class) every grading's on that GPU. A program waits for its GPU work before it
+/// lets go of a turn, so what the code under test launched runs inside that program's turn. The
+/// code under test cannot call flock or open files (the code policy), nor write the turn files
+/// (the sandbox lets the judge's programs write only these two).
 #pragma once
 
 #include <functional>
@@ -36,7 +43,7 @@ namespace course {
 /// How a program holds the GPU: beside others, or alone.
 enum class GpuTurnMode { shared, exclusive };
 
-/// One program's hold on the lock file `path` (and PATH.turnstile), in one mode at a time.
+/// One program's hold on the lock file `path` (and the gate PATH.gate), in one mode at a time.
 class GpuTurn {
  public:
   /// Opens the lock files; holds nothing yet. Throws std::runtime_error when they cannot be opened.
@@ -48,7 +55,7 @@ class GpuTurn {
   /// Lets go of the turn held, if any.
   ~GpuTurn();
 
-  /// Lets go of the turn held, then waits (through the turnstile) for a turn of `mode`. Throws
+  /// Lets go of the turn held, then waits (through the gate) for a turn of `mode`. Throws
   /// std::runtime_error when the lock cannot be taken.
   void take(GpuTurnMode mode);
   /// Lets go of the turn held, if any.
@@ -57,7 +64,7 @@ class GpuTurn {
  private:
   std::string path_;
   int lock_ = -1;
-  int turnstile_ = -1;
+  int gate_ = -1;
 };
 
 /// Arms this program's turns on `path` (main(), from --course_gpu_lock) and takes the shared turn
