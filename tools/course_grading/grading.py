@@ -276,7 +276,8 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
     has the GPU to itself while the other gradings' tests run between measurements; both phases
     then hold the GPU's lock shared. Without them, the file is this grading's and the second phase
     holds the GPU's lock exclusively. With `gpu`, the tests see that GPU alone; the multi-GPU
-    tests then run last with every GPU of `all_gpus`, holding all their locks exclusively.
+    tests then run last with every GPU of `all_gpus`, holding all their locks exclusively (with
+    the class's turn file and one GPU in all, its lock shared, taking turns like the others).
 
     With `batches` (the default), each phase runs in two passes. The first runs each program once
     per group of cases that share their properties (COURSE_TEST_BATCHES, a batch), which saves
@@ -371,5 +372,10 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
         graded += run("alone", alone, gpu, locks, alone_shared, 4, turns)
     if gpu is not None:
         every = [g for g in (all_gpus or gpu).split(",") if g]
-        graded += run("multi-gpu", ["-L", "^student$", "-L", "^multi-gpu$"], ",".join(every), every, False, 4)
+        # On a machine of one GPU these tests see only this grading's GPU: with the class's turn
+        # file they take turns like the side-by-side ones. Holding the GPU's lock exclusively
+        # instead would wait for every other grading's phase to end, and hold up their next ones.
+        one_gpu = class_turns and every == [str(gpu)]
+        graded += run("multi-gpu", ["-L", "^student$", "-L", "^multi-gpu$"], ",".join(every), every, one_gpu, 4,
+                      turns if one_gpu else None)
     return graded, time.monotonic() - started - waited, waited, seconds
