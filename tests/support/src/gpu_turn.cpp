@@ -6,6 +6,8 @@
 
 #include "course/profile.h"
 
+#include <gtest/gtest.h>
+
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -95,7 +97,29 @@ struct TurnState {
   int exclusive_depth = 0;
   bool paused = false;  // between two cases: no turn held (pause_gpu_turn)
   std::chrono::steady_clock::time_point exclusive_since;
+  bool shared_held = false;  // for the profile: how long shared turns are held, and by which tests
+  std::chrono::steady_clock::time_point shared_since;
 };
+
+// The profile's record of shared turns (a measurement waits for every one held to end): their
+// total, and the long ones by the test that held them.
+void shared_taken(TurnState& state) {
+  state.shared_held = true;
+  state.shared_since = std::chrono::steady_clock::now();
+}
+
+void shared_given_back(TurnState& state) {
+  if (!state.shared_held) return;
+  state.shared_held = false;
+  if (!profiling()) return;
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - state.shared_since).count();
+  profile_add("GPU turn: shared, held", ms);
+  if (ms < 500) return;
+  const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string holder = test ? std::string(test->test_suite_name()) + "." + test->name() : "outside the tests";
+  profile_add(("GPU turn: shared, held 0.5 s or more by " + holder).c_str(), ms);
+}
+
 TurnState& turn_state() {
   static TurnState state;
   return state;
@@ -117,11 +141,13 @@ void arm_gpu_turn(const std::string& path, std::function<void()> wait_for_gpu_wo
   state.wait_for_gpu_work = std::move(wait_for_gpu_work);
   const ProfileScope phase("GPU turn: waiting for the shared one");
   state.turn = std::make_unique<GpuTurn>(path, GpuTurnMode::shared);
+  shared_taken(state);
 }
 
 void disarm_gpu_turn() {
   TurnState& state = turn_state();
   const std::lock_guard<std::mutex> guard(state.mutex);
+  shared_given_back(state);
   state.turn.reset();
   state.exclusive_depth = 0;
   state.paused = false;
@@ -134,6 +160,7 @@ void pause_gpu_turn() {
   if (!state.turn || state.exclusive_depth > 0 || state.paused) return;
   if (state.wait_for_gpu_work) state.wait_for_gpu_work();  // none of it may run into another's turn
   state.turn->release();
+  shared_given_back(state);
   state.paused = true;
 }
 
@@ -150,12 +177,14 @@ void resume_gpu_turn() {
     std::abort();
   }
   state.paused = false;
+  shared_taken(state);
 }
 
 void begin_exclusive_gpu_turn() {
   TurnState& state = turn_state();
   const std::lock_guard<std::mutex> guard(state.mutex);
   if (!state.turn || state.exclusive_depth++ > 0) return;
+  shared_given_back(state);
   try {
     switch_turn(state, GpuTurnMode::exclusive, "GPU turn: waiting for the exclusive one");
   } catch (...) {
@@ -180,6 +209,7 @@ void end_exclusive_gpu_turn() {
     std::fprintf(stderr, "[  COURSE  ] lost the GPU turn: %s\n", error.what());
     std::abort();
   }
+  shared_taken(state);
 }
 
 ExclusiveGpuTurn::ExclusiveGpuTurn() { begin_exclusive_gpu_turn(); }
