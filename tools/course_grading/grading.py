@@ -218,8 +218,8 @@ def _configure_and_build(ws, chapters, log_path, jobs, prefix, options, env):
 
 def _lock(path, mode, blocking=True):
     """Takes one GPU's lock in `mode` (fcntl.LOCK_SH or LOCK_EX) through its turnstile: an
-    exclusive lock that waits holds the turnstile, so later shared ones queue behind it. Returns the open lock file, or None when
-    `blocking` is false and the lock is busy."""
+    exclusive lock that waits holds the turnstile, so later shared ones queue behind it. Returns
+    the open lock file, or None when `blocking` is false and the lock is busy."""
     turnstile = open(f"{path}.turnstile", "a")
     handle = open(path, "a")
     try:
