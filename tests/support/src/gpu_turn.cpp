@@ -61,27 +61,18 @@ GpuTurn::~GpuTurn() {
 
 void GpuTurn::take(GpuTurnMode mode) {
   release();  // never wait while holding a turn: two programs could each wait for the other's
-  if (mode == GpuTurnMode::exclusive) {
-    // The gate, shared, until the measurement is over: shared turns asked for from now on wait
-    // until every measurement that queued meanwhile has run (gpu_turn.h).
-    lock(gate_, LOCK_SH, path_ + ".gate");
-    try {
-      lock(lock_, LOCK_EX, path_);
-    } catch (...) {
-      ::flock(gate_, LOCK_UN);
-      throw;
-    }
-    return;
-  }
-  // Through the gate, exclusively, for an instant: never while a measurement waits or runs.
-  lock(gate_, LOCK_EX, path_ + ".gate");
+  // A measurement holds the gate shared until it is over, so shared turns asked for from now on
+  // wait until every measurement that queued meanwhile has run; a shared turn passes the gate
+  // exclusively, for an instant: never while a measurement waits or runs (gpu_turn.h).
+  const bool exclusive = mode == GpuTurnMode::exclusive;
+  lock(gate_, exclusive ? LOCK_SH : LOCK_EX, path_ + ".gate");
   try {
-    lock(lock_, LOCK_SH, path_);
+    lock(lock_, exclusive ? LOCK_EX : LOCK_SH, path_);
   } catch (...) {
     ::flock(gate_, LOCK_UN);
     throw;
   }
-  ::flock(gate_, LOCK_UN);
+  if (!exclusive) ::flock(gate_, LOCK_UN);
 }
 
 void GpuTurn::release() {
