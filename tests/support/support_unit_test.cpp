@@ -384,6 +384,65 @@ bool turn_free(const std::string& path, int mode) {
   return taken;
 }
 
+// A program that yields (GpuTurnOptions::yield_to_measurements) lets go of its shared turn when a
+// measurement waits, once its calls under way have ended and its GPU work has been waited for;
+// the calls it begins meanwhile wait until it has the turn back. Never while a capture is under
+// way, nor after hold_gpu_turn_to_the_end.
+TEST(GpuTurn, AProgramYieldsItsSharedTurnToAWaitingMeasurement) {
+  using course::GpuTurnMode;
+  const std::string path = testing::TempDir() + "course-gpu-turn-yield-" + std::to_string(::getpid()) + ".lock";
+  const std::chrono::milliseconds short_wait(400), long_wait(10000);
+  std::atomic<int> waited_for_all{0};
+  course::GpuTurnOptions options;
+  options.yield_to_measurements = true;
+  options.wait_for_all_gpu_work = [&] { ++waited_for_all; };
+  course::arm_gpu_turn(path, std::move(options));
+  course::cuda_call_begins();  // a first call: the program has GPU work to wait for from now on
+  {
+    std::atomic<bool> given{false}, release{false};
+    std::thread measurement = take_turn(path, GpuTurnMode::exclusive, given, release);
+    EXPECT_FALSE(becomes_true_within(given, short_wait)) << "yielded while a call was under way";
+    course::cuda_call_ends();
+    ASSERT_TRUE(becomes_true_within(given, long_wait)) << "the shared turn was not yielded to a waiting measurement";
+    EXPECT_GE(waited_for_all.load(), 1) << "the program's GPU work was not waited for before it yielded";
+    // A call that begins now waits until the measurement is over and the turn is back.
+    std::atomic<bool> call_went_on{false};
+    std::thread call([&] {
+      course::cuda_call_begins();
+      call_went_on = true;
+      course::cuda_call_ends();
+    });
+    EXPECT_FALSE(becomes_true_within(call_went_on, short_wait)) << "a call went on during another's measurement";
+    release = true;
+    measurement.join();
+    EXPECT_TRUE(becomes_true_within(call_went_on, long_wait)) << "the call was not let go after the measurement";
+    call.join();
+  }
+  // The turn is held again: a later measurement waits for the next yield, which comes.
+  EXPECT_FALSE(turn_free(path, LOCK_EX)) << "the shared turn was not taken back";
+  course::cuda_capture_began();
+  {
+    std::atomic<bool> given{false}, release{true};
+    std::thread measurement = take_turn(path, GpuTurnMode::exclusive, given, release);
+    EXPECT_FALSE(becomes_true_within(given, short_wait)) << "yielded during a stream capture";
+    course::cuda_capture_ended();
+    EXPECT_TRUE(becomes_true_within(given, long_wait));
+    measurement.join();
+  }
+  course::hold_gpu_turn_to_the_end();
+  {
+    std::atomic<bool> given{false}, release{true};
+    std::thread measurement = take_turn(path, GpuTurnMode::exclusive, given, release);
+    EXPECT_FALSE(becomes_true_within(given, short_wait)) << "yielded after hold_gpu_turn_to_the_end";
+    course::disarm_gpu_turn();
+    EXPECT_TRUE(becomes_true_within(given, long_wait));
+    measurement.join();
+  }
+  ::unlink(path.c_str());
+  ::unlink((path + ".gate").c_str());
+}
+
+
 // The support library's measurements hold the exclusive turn, and only they: the timing loop
 // and the copy peak; a test program's other GPU work holds the shared one.
 TEST(GpuTurn, TimingHoldsTheExclusiveTurnAndOtherWorkTheSharedOne) {

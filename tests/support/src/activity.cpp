@@ -1,8 +1,11 @@
 #include "course/activity.h"
+#include "course/gpu_turn.h"
 #include "course/profile.h"
 
 #include <cuda_runtime_api.h>
 #include <cupti.h>
+
+#include <atomic>
 #include <cxxabi.h>
 
 #include <cstdlib>
@@ -123,7 +126,6 @@ struct LaunchKernelHandleParams {
 
 struct CallRecording {
   std::mutex mutex;
-  CUpti_SubscriberHandle subscriber = nullptr;
   std::vector<RuntimeCall> calls;
   std::vector<LaunchArguments> read;
 };
@@ -165,10 +167,8 @@ void read_launch(RuntimeCall& call, const void* func, void** args, size_t shared
   }
 }
 
-void CUPTIAPI runtime_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
-  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API) return;
-  const auto* info = static_cast<const CUpti_CallbackData*>(data);
-  if (info->callbackSite != CUPTI_API_EXIT) return;
+// One runtime call that returned, while calls are recorded.
+void record_runtime_call(CUpti_CallbackId id, const CUpti_CallbackData* info) {
   RuntimeCall call;
   call.name = plain_name(info->functionName);
   call.result = info->functionReturnValue ? *static_cast<const int*>(info->functionReturnValue) : 0;
@@ -326,20 +326,83 @@ void CUPTIAPI runtime_callback(void*, CUpti_CallbackDomain domain, CUpti_Callbac
   recording.calls.push_back(std::move(call));
 }
 
+// ------------------------------------------------------------------ the one subscriber
+// CUPTI 13.0 allows one subscriber per program: the recording of runtime calls and the GPU
+// turn's gate of every CUDA call (gpu_turn.h) share it.
+struct ApiWatch {
+  std::mutex mutex;
+  CUpti_SubscriberHandle subscriber = nullptr;
+  std::atomic<bool> recording{false};
+  std::atomic<bool> gating{false};
+};
+// Never destroyed: the CUDA calls of the program's exit still come through.
+ApiWatch& api_watch() {
+  static ApiWatch* watch = new ApiWatch;
+  return *watch;
+}
+
+// Stream captures, for the GPU turn: a device-wide wait breaks a capture under way.
+void note_capture(CUpti_CallbackId id, const CUpti_CallbackData* info) {
+  const int result = info->functionReturnValue ? *static_cast<const int*>(info->functionReturnValue) : 0;
+  switch (id) {
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_ptsz_v10000:
+      if (result == cudaSuccess) cuda_capture_began();
+      break;
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_ptsz_v10000:
+      if (result != cudaErrorIllegalState) cuda_capture_ended();  // (that one: no capture to end)
+      break;
+    default:
+      break;
+  }
+}
+
+void CUPTIAPI on_api_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
+  const auto* info = static_cast<const CUpti_CallbackData*>(data);
+  ApiWatch& watch = api_watch();
+  const bool gating = watch.gating.load();
+  if (info->callbackSite == CUPTI_API_ENTER) {
+    if (gating) cuda_call_begins();
+    return;
+  }
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    if (watch.recording.load()) record_runtime_call(id, info);
+    if (gating) note_capture(id, info);
+  }
+  if (gating) cuda_call_ends();
+}
+
+void subscribe(ApiWatch& watch) {
+  if (watch.subscriber == nullptr)
+    check(cuptiSubscribe(&watch.subscriber, on_api_call, nullptr), "subscribing to API callbacks");
+}
+
 // Turns the recording of runtime calls on (with the launches to read) or off.
 void record_calls(bool on, const std::vector<LaunchArguments>& read = {}) {
-  auto& recording = call_recording();
-  if (recording.subscriber == nullptr) {
-    if (!on) return;
-    check(cuptiSubscribe(&recording.subscriber, runtime_callback, nullptr), "subscribing to runtime API callbacks");
-  }
+  ApiWatch& watch = api_watch();
+  const std::lock_guard<std::mutex> guard(watch.mutex);
+  if (watch.subscriber == nullptr && !on) return;
+  subscribe(watch);
   if (on) {
+    auto& recording = call_recording();
     std::lock_guard<std::mutex> lock(recording.mutex);
     recording.calls.clear();
     recording.read = read;
   }
-  check(cuptiEnableDomain(on ? 1 : 0, recording.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API),
-        on ? "enabling runtime API callbacks" : "disabling runtime API callbacks");
+  watch.recording = on;
+  if (!watch.gating)  // the gate keeps the runtime's callbacks on
+    check(cuptiEnableDomain(on ? 1 : 0, watch.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API),
+          on ? "enabling runtime API callbacks" : "disabling runtime API callbacks");
+}
+
+// record_calls(false) on the way out of a failure: nothing thrown.
+void stop_recording_calls() noexcept {
+  ApiWatch& watch = api_watch();
+  const std::lock_guard<std::mutex> guard(watch.mutex);
+  watch.recording = false;
+  if (watch.subscriber != nullptr && !watch.gating)
+    cuptiEnableDomain(0, watch.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
 }
 
 std::vector<RuntimeCall> recorded_calls() {
@@ -358,6 +421,21 @@ const std::string& own_executable_bytes() {
 }
 
 }  // namespace
+
+bool pass_cuda_calls_through_gpu_turn(std::string* why_not) {
+  ApiWatch& watch = api_watch();
+  const std::lock_guard<std::mutex> guard(watch.mutex);
+  try {
+    subscribe(watch);
+    check(cuptiEnableDomain(1, watch.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API), "enabling runtime API callbacks");
+    check(cuptiEnableDomain(1, watch.subscriber, CUPTI_CB_DOMAIN_DRIVER_API), "enabling driver API callbacks");
+  } catch (const std::exception& error) {
+    if (why_not) *why_not = error.what();
+    return false;
+  }
+  watch.gating = true;
+  return true;
+}
 
 std::string demangle(const std::string& symbol) {
   int status = 0;
@@ -441,7 +519,7 @@ Activity record(const std::function<void()>& before, const std::function<void()>
   std::string not_counted = "not asked for";
   const auto& kinds = counting == Counting::instructions ? kCountingKinds : kKinds;
   const auto stop = [&] {
-    cuptiEnableDomain(0, call_recording().subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
+    stop_recording_calls();
     for (auto kind : kinds) cuptiActivityDisable(kind);
     if (counting_instructions) detail::stop_counting_instructions();
   };

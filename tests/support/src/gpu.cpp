@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <sstream>
+#include <utility>
 
 #include "course/cuda_check.h"
 #include "course/device_buffer.h"
@@ -100,6 +101,37 @@ double bandwidth_ceiling_gbps(std::string* name) {
 double host_link_ceiling_gbps(std::string* name) {
   if (name) *name = "1.25 x the pinned host-to-device copy peak";
   return 1.25 * measure_pinned_h2d_peak_gbps();
+}
+
+void wait_for_every_device() {
+  // The driver's cuDevicePrimaryCtxGetState says which devices have a context, without making
+  // one; it is looked up through the runtime, since the test programs do not link libcuda.
+  using GetDevice = int (*)(int*, int);
+  using GetState = int (*)(int, unsigned int*, int*);
+  static const auto entry_points = [] {
+    void* device = nullptr;
+    void* state = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuDeviceGet", &device, 12000, cudaEnableDefault, &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess)
+      device = nullptr;
+    if (cudaGetDriverEntryPointByVersion("cuDevicePrimaryCtxGetState", &state, 12000, cudaEnableDefault, &found) !=
+            cudaSuccess ||
+        found != cudaDriverEntryPointSuccess)
+      state = nullptr;
+    return std::pair{reinterpret_cast<GetDevice>(device), reinterpret_cast<GetState>(state)};
+  }();
+  const auto [get_device, get_state] = entry_points;
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) return;
+  for (int ordinal = 0; ordinal < count; ++ordinal) {
+    int device = 0, active = 1;
+    unsigned int flags = 0;
+    if (get_device && get_state && (get_device(&device, ordinal) != 0 || get_state(device, &flags, &active) != 0))
+      continue;
+    if (!active) continue;
+    if (cudaSetDevice(ordinal) == cudaSuccess) (void)cudaDeviceSynchronize();
+  }
 }
 
 double measure_copy_peak_gbps() {

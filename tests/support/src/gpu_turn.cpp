@@ -8,8 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <thread>
 
 namespace course {
 
@@ -37,9 +40,11 @@ void lock(int fd, int operation, const std::string& path) {
 GpuTurn::GpuTurn(const std::string& path) : path_(path) {
   gate_ = open_lock(path + ".gate");
   try {
+    probe_ = open_lock(path + ".gate");
     lock_ = open_lock(path);
   } catch (...) {
     ::close(gate_);
+    if (probe_ >= 0) ::close(probe_);
     throw;
   }
 }
@@ -50,6 +55,7 @@ GpuTurn::GpuTurn(const std::string& path, GpuTurnMode mode) : GpuTurn(path) {
   } catch (...) {
     ::close(lock_);
     ::close(gate_);
+    ::close(probe_);
     throw;
   }
 }
@@ -57,6 +63,7 @@ GpuTurn::GpuTurn(const std::string& path, GpuTurnMode mode) : GpuTurn(path) {
 GpuTurn::~GpuTurn() {
   ::close(lock_);  // closing the only descriptors lets go of the locks
   ::close(gate_);
+  ::close(probe_);
 }
 
 void GpuTurn::take(GpuTurnMode mode) {
@@ -80,16 +87,87 @@ void GpuTurn::release() {
   ::flock(gate_, LOCK_UN);  // held only by a measurement (nothing otherwise)
 }
 
+bool GpuTurn::measurement_waits() {
+  // A measurement holds the gate shared from its request to its end; a shared turn's request
+  // holds it exclusively for an instant only, so a gate busy twice, 1 ms apart, is a measurement.
+  for (int look = 0; look < 2; ++look) {
+    if (look > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (::flock(probe_, LOCK_EX | LOCK_NB) == 0) {
+      ::flock(probe_, LOCK_UN);
+      return false;
+    }
+    if (errno != EWOULDBLOCK && errno != EINTR) return false;
+  }
+  return true;
+}
+
 namespace {
+// Every CUDA call of the program passes it (cuda_call_begins / cuda_call_ends); closed, it holds
+// back the calls that begin, so that the program's GPU work can be waited for and its turn yielded.
+class CallGate {
+ public:
+  void begin() {
+    if (bypass_ || depth_++ > 0) return;  // a call nested in a call passes with it
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [this] { return !closed_; });
+    ++under_way_;
+    called_ = true;
+  }
+  void end() {
+    if (bypass_ || depth_ == 0 || --depth_ > 0) return;
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (--under_way_ == 0) changed_.notify_all();
+  }
+  // Holds back the calls that begin from now and waits, at most `within`, for those under way to
+  // end: true when none is left (the gate stays closed), false otherwise (it is open again).
+  bool close(std::chrono::milliseconds within) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    closed_ = true;
+    if (changed_.wait_for(lock, within, [this] { return under_way_ == 0; })) return true;
+    closed_ = false;
+    changed_.notify_all();
+    return false;
+  }
+  void open() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    closed_ = false;
+    changed_.notify_all();
+  }
+  // Whether the program has made a CUDA call yet (without one, it has no GPU work to wait for).
+  bool called() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return called_;
+  }
+  // The yielding thread's own calls (the waits for GPU work) pass a closed gate.
+  static void let_this_thread_pass() { bypass_ = true; }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int under_way_ = 0;
+  bool closed_ = false;
+  bool called_ = false;
+  static thread_local int depth_;
+  static thread_local bool bypass_;
+};
+thread_local int CallGate::depth_ = 0;
+thread_local bool CallGate::bypass_ = false;
+
 struct TurnState {
   std::mutex mutex;
   std::unique_ptr<GpuTurn> turn;  // armed when set; holds the shared turn outside exclusive scopes
-  std::function<void()> wait_for_gpu_work;
+  GpuTurnOptions options;
   int exclusive_depth = 0;
   bool paused = false;  // between two cases: no turn held (pause_gpu_turn)
   std::chrono::steady_clock::time_point exclusive_since;
-  bool shared_held = false;  // for the profile: how long shared turns are held, and by which tests
+  bool shared_held = false;  // whether the shared turn is held (and, for the profile, since when)
   std::chrono::steady_clock::time_point shared_since;
+  // Yielding (gpu_turn.h): the calls' gate, the thread that yields, and what stops it.
+  CallGate calls;
+  std::atomic<int> captures{0};  // stream captures under way
+  bool yielding = false;         // the thread may yield the shared turn
+  bool stop_yielder = false;
+  std::thread yielder;
 };
 
 // The profile's record of shared turns (a measurement waits for every one held to end): their
@@ -111,45 +189,119 @@ void shared_given_back(TurnState& state) {
   profile_add(("GPU turn: shared, held 0.5 s or more by " + holder).c_str(), ms);
 }
 
+// Never destroyed: the yielding thread and the CUDA calls of the program's exit use it to the end.
 TurnState& turn_state() {
-  static TurnState state;
-  return state;
+  static TurnState* state = new TurnState;
+  return *state;
 }
 
 void switch_turn(TurnState& state, GpuTurnMode mode, const char* waiting) {
-  if (state.wait_for_gpu_work) state.wait_for_gpu_work();  // none of it may run into another's turn
+  if (state.options.wait_for_gpu_work) state.options.wait_for_gpu_work();  // none of it may run into another's turn
   const ProfileScope phase(waiting);
   state.turn->take(mode);
 }
+
+void lost_the_turn(const std::exception& error) {
+  // Going on without a turn would let this program's GPU work run into another's measurement.
+  std::fprintf(stderr, "[  COURSE  ] lost the GPU turn: %s\n", error.what());
+  std::abort();
+}
+
+// The yielding thread: every few milliseconds, while the program holds the shared turn, it looks
+// for a measurement that waits; then it closes the calls' gate, waits for the program's GPU work,
+// lets go of the turn, takes it back after the measurements and opens the gate.
+void yield_to_measurements(TurnState& state) {
+  CallGate::let_this_thread_pass();
+  constexpr auto kLookEvery = std::chrono::milliseconds(2);
+  // A call under way that does not end soon (a wait for a long kernel) is waited for again at
+  // the next look, with the calls that begin meanwhile going on.
+  constexpr auto kCallsEndWithin = std::chrono::milliseconds(100);
+  for (;;) {
+    std::this_thread::sleep_for(kLookEvery);
+    std::unique_lock<std::mutex> guard(state.mutex, std::try_to_lock);
+    if (!guard.owns_lock()) continue;  // the program is switching turns itself
+    if (state.stop_yielder) return;
+    if (!state.yielding || !state.turn || !state.shared_held || state.paused || state.exclusive_depth > 0 ||
+        state.captures.load() > 0 || !state.turn->measurement_waits())
+      continue;
+    if (!state.calls.close(kCallsEndWithin)) continue;
+    if (state.calls.called() && state.options.wait_for_all_gpu_work) state.options.wait_for_all_gpu_work();
+    state.turn->release();
+    shared_given_back(state);
+    try {
+      const ProfileScope phase("GPU turn: yielded to a measurement, waiting for the shared one");
+      state.turn->take(GpuTurnMode::shared);
+    } catch (const std::exception& error) {
+      lost_the_turn(error);
+    }
+    shared_taken(state);
+    state.calls.open();
+  }
+}
+
+void stop_yielding(TurnState& state, std::unique_lock<std::mutex>& guard) {
+  if (!state.yielder.joinable()) return;
+  state.stop_yielder = true;
+  guard.unlock();
+  state.yielder.join();
+  guard.lock();
+  state.stop_yielder = false;
+  state.yielding = false;
+}
 }  // namespace
 
-void arm_gpu_turn(const std::string& path, std::function<void()> wait_for_gpu_work) {
+void arm_gpu_turn(const std::string& path, GpuTurnOptions options) {
   TurnState& state = turn_state();
-  const std::lock_guard<std::mutex> guard(state.mutex);
+  std::unique_lock<std::mutex> guard(state.mutex);
+  stop_yielding(state, guard);
   state.turn.reset();
   state.exclusive_depth = 0;
   state.paused = false;
-  state.wait_for_gpu_work = std::move(wait_for_gpu_work);
-  const ProfileScope phase("GPU turn: waiting for the shared one");
-  state.turn = std::make_unique<GpuTurn>(path, GpuTurnMode::shared);
+  state.options = std::move(options);
+  {
+    const ProfileScope phase("GPU turn: waiting for the shared one");
+    state.turn = std::make_unique<GpuTurn>(path, GpuTurnMode::shared);
+  }
   shared_taken(state);
+  if (state.options.yield_to_measurements) {
+    state.yielding = true;
+    state.yielder = std::thread(yield_to_measurements, std::ref(state));
+  }
+}
+
+void arm_gpu_turn(const std::string& path, std::function<void()> wait_for_gpu_work) {
+  GpuTurnOptions options;
+  options.wait_for_gpu_work = std::move(wait_for_gpu_work);
+  arm_gpu_turn(path, std::move(options));
 }
 
 void disarm_gpu_turn() {
   TurnState& state = turn_state();
-  const std::lock_guard<std::mutex> guard(state.mutex);
+  std::unique_lock<std::mutex> guard(state.mutex);
+  stop_yielding(state, guard);
   shared_given_back(state);
   state.turn.reset();
   state.exclusive_depth = 0;
   state.paused = false;
-  state.wait_for_gpu_work = nullptr;
+  state.options = GpuTurnOptions{};
+}
+
+void cuda_call_begins() { turn_state().calls.begin(); }
+
+void cuda_call_ends() { turn_state().calls.end(); }
+
+void cuda_capture_began() { ++turn_state().captures; }
+
+void cuda_capture_ended() {
+  TurnState& state = turn_state();
+  if (state.captures.load() > 0) --state.captures;
 }
 
 void pause_gpu_turn() {
   TurnState& state = turn_state();
   const std::lock_guard<std::mutex> guard(state.mutex);
   if (!state.turn || state.exclusive_depth > 0 || state.paused) return;
-  if (state.wait_for_gpu_work) state.wait_for_gpu_work();  // none of it may run into another's turn
+  if (state.options.wait_for_gpu_work) state.options.wait_for_gpu_work();  // none of it may run into another's turn
   state.turn->release();
   shared_given_back(state);
   state.paused = true;
@@ -163,12 +315,17 @@ void resume_gpu_turn() {
   try {
     state.turn->take(GpuTurnMode::shared);
   } catch (const std::exception& error) {
-    // Going on without a turn would let this program's GPU work run into another's measurement.
-    std::fprintf(stderr, "[  COURSE  ] lost the GPU turn: %s\n", error.what());
-    std::abort();
+    lost_the_turn(error);
   }
   state.paused = false;
   shared_taken(state);
+}
+
+void hold_gpu_turn_to_the_end() {
+  resume_gpu_turn();
+  TurnState& state = turn_state();
+  const std::lock_guard<std::mutex> guard(state.mutex);  // after a yield under way has ended
+  state.yielding = false;
 }
 
 void begin_exclusive_gpu_turn() {
@@ -196,9 +353,7 @@ void end_exclusive_gpu_turn() {
   try {
     switch_turn(state, GpuTurnMode::shared, "GPU turn: waiting for the shared one");
   } catch (const std::exception& error) {
-    // Going on without a turn would let this program's GPU work run into another's measurement.
-    std::fprintf(stderr, "[  COURSE  ] lost the GPU turn: %s\n", error.what());
-    std::abort();
+    lost_the_turn(error);
   }
   shared_taken(state);
 }

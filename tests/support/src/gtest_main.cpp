@@ -15,7 +15,9 @@
 #include <exception>
 #include <optional>
 #include <string>
+#include <utility>
 
+#include "course/activity.h"
 #include "course/gpu.h"
 #include "course/gpu_turn.h"
 #include "course/profile.h"
@@ -56,7 +58,16 @@ int main(int argc, char** argv) {
       // process has exited; the exclusive one while measuring, and through a test of a suite
       // that measures the whole device.
       if (course::settings().gpu_lock) {
-        course::arm_gpu_turn(*course::settings().gpu_lock, [] { (void)cudaDeviceSynchronize(); });
+        course::GpuTurnOptions turn;
+        turn.wait_for_gpu_work = [] { (void)cudaDeviceSynchronize(); };
+        // The shared turn is yielded to other programs' measurements when CUPTI lets every CUDA
+        // call pass the turn's gate (without it, as under compute-sanitizer, it is held).
+        std::string why_not;
+        turn.yield_to_measurements = course::pass_cuda_calls_through_gpu_turn(&why_not);
+        turn.wait_for_all_gpu_work = course::wait_for_every_device;
+        if (!turn.yield_to_measurements)
+          std::printf("[  COURSE  ] the GPU turn is held, not yielded: %s\n", why_not.c_str());
+        course::arm_gpu_turn(*course::settings().gpu_lock, std::move(turn));
         ::testing::UnitTest::GetInstance()->listeners().Append(new TurnAroundTests);
       }
       std::printf("[  COURSE  ] %s\n", course::seed_note().c_str());
@@ -79,7 +90,7 @@ int main(int argc, char** argv) {
     const course::ProfileScope tests("tests");
     status = RUN_ALL_TESTS();
   }
-  course::resume_gpu_turn();  // the context's teardown, at exit, in a turn
+  course::hold_gpu_turn_to_the_end();  // the context's teardown, at exit, in a turn
   course::profile_print(stdout, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - main_start).count());
   const ::testing::UnitTest& run = *::testing::UnitTest::GetInstance();
   if (status == 0 && !listing && run.test_to_run_count() > 0 && run.skipped_test_count() == run.test_to_run_count())

@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <unistd.h>
@@ -18,6 +19,10 @@ struct Phase {
 std::map<std::string, Phase>& phases() {
   static std::map<std::string, Phase> value;
   return value;
+}
+std::mutex& phases_mutex() {  // the GPU turn's yielding thread adds phases too
+  static std::mutex mutex;
+  return mutex;
 }
 
 // Milliseconds since this process started, from /proc (Linux; clock ticks, about 10 ms), or -1.
@@ -43,6 +48,7 @@ double ms_since_process_start() {
 bool profiling() { return settings().profile; }
 
 void profile_add(const char* name, double ms) {
+  const std::lock_guard<std::mutex> guard(phases_mutex());
   Phase& phase = phases()[name];
   phase.ms += ms;
   ++phase.count;
@@ -52,6 +58,7 @@ void profile_print(std::FILE* out, double main_ms) {
   if (!profiling()) return;
   const double alive_ms = ms_since_process_start();
   std::fprintf(out, "[ PROFILE  ] process %.1f ms (main %.1f ms)\n", alive_ms, main_ms);
+  const std::lock_guard<std::mutex> guard(phases_mutex());
   for (const auto& [name, phase] : phases())
     std::fprintf(out, "[ PROFILE  ] %s %.1f ms x%ld\n", name.c_str(), phase.ms, phase.count);
 }

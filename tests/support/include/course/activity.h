@@ -99,6 +99,13 @@ struct Activity {
 /// the kernels run patched, several times slower, so only where a rule needs it.
 enum class Counting { none, instructions };
 
+/// Passes every CUDA call of this program (the runtime's and the driver's, through CUPTI
+/// callbacks) through cuda_call_begins / cuda_call_ends, and its stream captures through
+/// cuda_capture_began / cuda_capture_ended (gpu_turn.h), so that it can yield its shared GPU
+/// turn. False, with the reason in `why_not`, when CUPTI refuses (another tool, such as
+/// compute-sanitizer, holds it). Recording (below) goes on working beside it.
+bool pass_cuda_calls_through_gpu_turn(std::string* why_not = nullptr);
+
 /// Runs `work`, waits for the device, and returns what it enqueued. Throws std::runtime_error
 /// when CUPTI cannot record (e.g. another tool, such as compute-sanitizer, holds it).
 /// The runtime calls `work` makes are in Activity::calls (those of the recording itself are

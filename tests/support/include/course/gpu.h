@@ -49,6 +49,11 @@ double bandwidth_ceiling_gbps(std::string* name);
 /// The same for the host link: 1.25 x the measured pinned host-to-device peak.
 double host_link_ceiling_gbps(std::string* name);
 
+/// Waits for the GPU work of every device whose primary context this program has made, from any
+/// thread, creating none (the GPU turn's yielding thread, gpu_turn.h). Errors are left to the
+/// program's own calls to report.
+void wait_for_every_device();
+
 /// Properties of the current device (read once per process).
 const DeviceInfo& current_device();
 

@@ -21,6 +21,16 @@
 /// for its own GPU work (so that none of it runs into another program's measurement), lets go,
 /// and then asks for the other kind.
 ///
+/// A program whose every CUDA call passes cuda_call_begins / cuda_call_ends (main() sees to it
+/// with CUPTI callbacks, activity.h) also **yields** its shared turn to a measurement that waits:
+/// a thread of its own notices the waiting measurement (within a few milliseconds), holds back
+/// the program's next CUDA calls, waits for the calls under way and for the program's GPU work,
+/// and lets go of the shared turn; it takes the turn back, through the gate, after the
+/// measurements, and lets the held calls go on. A measurement then waits only for the GPU work
+/// in flight, never for another program's host work (inputs, CPU references, checks), which
+/// goes on meanwhile. Not while a stream is being captured (a device-wide wait would break the
+/// capture).
+///
 /// A second file, PATH.gate, batches the measurements. A program that asks for the exclusive
 /// turn holds the gate shared from then until its measurement is over; a shared turn is asked for
 /// through the gate, exclusively, so it waits while any measurement waits or runs. Once the
@@ -60,18 +70,49 @@ class GpuTurn {
   void take(GpuTurnMode mode);
   /// Lets go of the turn held, if any.
   void release();
+  /// Whether another program waits for the exclusive turn or holds it (it holds the gate), seen
+  /// without waiting; for a program that holds the shared turn (which holds no gate).
+  bool measurement_waits();
 
  private:
   std::string path_;
   int lock_ = -1;
   int gate_ = -1;
+  int probe_ = -1;  // the gate once more: flock sees this descriptor's lock apart from gate_'s
+};
+
+/// How an armed program waits for its GPU work, and whether it yields its shared turn.
+struct GpuTurnOptions {
+  /// Runs, on the thread that switches turns, before the program lets go of one (main() gives
+  /// cudaDeviceSynchronize).
+  std::function<void()> wait_for_gpu_work;
+  /// Yield the shared turn to waiting measurements (above). Only for a program whose every CUDA
+  /// call passes cuda_call_begins / cuda_call_ends.
+  bool yield_to_measurements = false;
+  /// With yield_to_measurements: waits, from another thread, for the GPU work of every device the
+  /// program uses (main() gives wait_for_every_device, gpu.h).
+  std::function<void()> wait_for_all_gpu_work;
 };
 
 /// Arms this program's turns on `path` (main(), from --course_gpu_lock) and takes the shared turn
-/// now, kept until the program exits. `wait_for_gpu_work` runs before the program lets go of a
-/// turn (main() gives cudaDeviceSynchronize). Throws std::runtime_error when the lock cannot be
-/// taken.
+/// now, kept until the program exits (or yielded, see above). Throws std::runtime_error when the
+/// lock cannot be taken.
+void arm_gpu_turn(const std::string& path, GpuTurnOptions options);
+/// The same with only `wait_for_gpu_work` (no yielding).
 void arm_gpu_turn(const std::string& path, std::function<void()> wait_for_gpu_work = {});
+
+/// Called as each CUDA call of the program begins and ends (CUPTI callbacks; the unit tests call
+/// them by hand). Calls nested in a call (the runtime's own driver calls) pass as one. While a
+/// shared turn is being yielded, a call that begins waits until the turn is back.
+void cuda_call_begins();
+void cuda_call_ends();  ///< see cuda_call_begins
+/// Called when a stream capture begins and ends: no turn is yielded meanwhile.
+void cuda_capture_began();
+void cuda_capture_ended();  ///< see cuda_capture_began
+
+/// Before the program exits (main()): takes the shared turn again if paused and yields it no
+/// more, so that the context's teardown, at exit, happens inside the turn.
+void hold_gpu_turn_to_the_end();
 
 /// Lets go of every turn and disarms (the unit tests; a program keeps its shared turn to the end).
 void disarm_gpu_turn();
