@@ -1,6 +1,7 @@
 // Tests of chapter 05 (shared-memory matrix multiplication). Built once, linked against the
 // starter and against the reference solution.
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -392,10 +393,19 @@ void check_aat_speedup(double required_ratio, const char* what) {
   course::Stream stream;
   // The given kernel first, timed on this operand: at 0.27 s a call on the H100 (0.5 TFLOP/s),
   // three repetitions (their spread is under 1 %), and its output is the reference that
-  // aat_tiled's first call must match before it is timed.
+  // aat_tiled's first call must match before it is timed. Timed once per program: both tests
+  // compare with it (a grader's batch runs them in one program), and a second timing would
+  // hold the GPU alone for another second.
+  static std::optional<course::TimingStats> naive_of_this_program;
   C_naive.poison();
-  const auto naive = course::time_on_stream([&](cudaStream_t s) { aat_naive(A.data(), C_naive.data(), M, K, s); },
-                                            stream, 1, 3);
+  if (!naive_of_this_program) {
+    naive_of_this_program = course::time_on_stream(
+        [&](cudaStream_t s) { aat_naive(A.data(), C_naive.data(), M, K, s); }, stream, 1, 3);
+  } else {
+    aat_naive(A.data(), C_naive.data(), M, K, stream);
+    CUDA_CHECK_LAUNCH("aat_naive");
+  }
+  const course::TimingStats naive = *naive_of_this_program;
   C.poison();
   aat_tiled(A.data(), C.data(), M, K, stream);
   CUDA_CHECK_LAUNCH("aat_tiled");
