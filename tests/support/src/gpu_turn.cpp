@@ -40,11 +40,12 @@ void lock(int fd, int operation, const std::string& path) {
 GpuTurn::GpuTurn(const std::string& path) : path_(path) {
   gate_ = open_lock(path + ".gate");
   try {
-    probe_ = open_lock(path + ".gate");
+    queue_ = open_lock(path + ".queue");
+    probe_ = open_lock(path + ".queue");
     lock_ = open_lock(path);
   } catch (...) {
-    ::close(gate_);
-    if (probe_ >= 0) ::close(probe_);
+    for (int fd : {gate_, queue_, probe_})
+      if (fd >= 0) ::close(fd);
     throw;
   }
 }
@@ -53,17 +54,13 @@ GpuTurn::GpuTurn(const std::string& path, GpuTurnMode mode) : GpuTurn(path) {
   try {
     take(mode);
   } catch (...) {
-    ::close(lock_);
-    ::close(gate_);
-    ::close(probe_);
+    for (int fd : {lock_, gate_, queue_, probe_}) ::close(fd);
     throw;
   }
 }
 
 GpuTurn::~GpuTurn() {
-  ::close(lock_);  // closing the only descriptors lets go of the locks
-  ::close(gate_);
-  ::close(probe_);
+  for (int fd : {lock_, gate_, queue_, probe_}) ::close(fd);  // closing them lets go of the locks
 }
 
 void GpuTurn::take(GpuTurnMode mode) {
@@ -71,14 +68,19 @@ void GpuTurn::take(GpuTurnMode mode) {
   // A measurement holds the gate shared until it is over, so shared turns asked for from now on
   // wait until every measurement that queued meanwhile has run; a shared turn passes the gate
   // exclusively, for an instant: never while a measurement waits or runs (gpu_turn.h).
+  // A measurement also holds the queue shared while it waits for the lock: what a program that
+  // holds a turn looks at to see a measurement waiting (measurement_waits).
   const bool exclusive = mode == GpuTurnMode::exclusive;
   lock(gate_, exclusive ? LOCK_SH : LOCK_EX, path_ + ".gate");
   try {
+    if (exclusive) lock(queue_, LOCK_SH, path_ + ".queue");
     lock(lock_, exclusive ? LOCK_EX : LOCK_SH, path_);
   } catch (...) {
+    ::flock(queue_, LOCK_UN);
     ::flock(gate_, LOCK_UN);
     throw;
   }
+  if (exclusive) ::flock(queue_, LOCK_UN);
   if (!exclusive) ::flock(gate_, LOCK_UN);
 }
 
@@ -88,8 +90,8 @@ void GpuTurn::release() {
 }
 
 bool GpuTurn::measurement_waits() {
-  // A measurement holds the gate shared from its request to its end; a shared turn's request
-  // holds it exclusively for an instant only, so a gate busy twice, 1 ms apart, is a measurement.
+  // A measurement holds the queue shared while it waits; another program that looks at the queue
+  // holds it exclusively for an instant only, so a queue busy twice, 1 ms apart, is a measurement.
   for (int look = 0; look < 2; ++look) {
     if (look > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     if (::flock(probe_, LOCK_EX | LOCK_NB) == 0) {
@@ -168,7 +170,23 @@ struct TurnState {
   bool yielding = false;         // the thread may yield the shared turn
   bool stop_yielder = false;
   std::thread yielder;
+  // After a measurement, a yielding program keeps the exclusive turn a little (kKeepAfter): its
+  // next measurement, often that close, then needs no drain of the GPU. Given up as soon as
+  // another program's measurement waits.
+  bool kept = false;
+  std::chrono::steady_clock::time_point kept_since;
 };
+
+constexpr auto kKeepAfter = std::chrono::milliseconds(40);
+
+bool keep_is_over(const TurnState& state) {
+  return std::chrono::steady_clock::now() - state.kept_since >= kKeepAfter;
+}
+
+void profile_kept(const TurnState& state, const char* name) {
+  if (profiling())
+    profile_add(name, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - state.kept_since).count());
+}
 
 // The profile's record of shared turns (a measurement waits for every one held to end): their
 // total, and the long ones by the test that held them.
@@ -221,13 +239,22 @@ void yield_to_measurements(TurnState& state) {
     std::unique_lock<std::mutex> guard(state.mutex, std::try_to_lock);
     if (!guard.owns_lock()) continue;  // the program is switching turns itself
     if (state.stop_yielder) return;
-    if (!state.yielding || !state.turn || !state.shared_held || state.paused || state.exclusive_depth > 0 ||
-        state.captures.load() > 0 || !state.turn->measurement_waits())
+    if (!state.yielding || !state.turn || state.exclusive_depth > 0 || state.captures.load() > 0) continue;
+    if (state.kept) {
+      // The exclusive turn kept after a measurement: given up once its time is over, or at once
+      // for another program's measurement; the shared one is taken in its place.
+      if (!keep_is_over(state) && !state.turn->measurement_waits()) continue;
+    } else if (!state.shared_held || state.paused || !state.turn->measurement_waits()) {
       continue;
+    }
     if (!state.calls.close(kCallsEndWithin)) continue;
     if (state.calls.called() && state.options.wait_for_all_gpu_work) state.options.wait_for_all_gpu_work();
     state.turn->release();
     shared_given_back(state);
+    if (state.kept) {
+      profile_kept(state, "GPU turn: exclusive, kept after a measurement");
+      state.kept = false;
+    }
     try {
       const ProfileScope phase("GPU turn: yielded to a measurement, waiting for the shared one");
       state.turn->take(GpuTurnMode::shared);
@@ -257,6 +284,7 @@ void arm_gpu_turn(const std::string& path, GpuTurnOptions options) {
   state.turn.reset();
   state.exclusive_depth = 0;
   state.paused = false;
+  state.kept = false;
   state.options = std::move(options);
   {
     const ProfileScope phase("GPU turn: waiting for the shared one");
@@ -283,6 +311,7 @@ void disarm_gpu_turn() {
   state.turn.reset();
   state.exclusive_depth = 0;
   state.paused = false;
+  state.kept = false;
   state.options = GpuTurnOptions{};
 }
 
@@ -300,7 +329,8 @@ void cuda_capture_ended() {
 void pause_gpu_turn() {
   TurnState& state = turn_state();
   const std::lock_guard<std::mutex> guard(state.mutex);
-  if (!state.turn || state.exclusive_depth > 0 || state.paused) return;
+  // A kept exclusive turn stays kept into the next case (the yielding thread gives it up).
+  if (!state.turn || state.exclusive_depth > 0 || state.paused || state.kept) return;
   if (state.options.wait_for_gpu_work) state.options.wait_for_gpu_work();  // none of it may run into another's turn
   state.turn->release();
   shared_given_back(state);
@@ -326,12 +356,28 @@ void hold_gpu_turn_to_the_end() {
   TurnState& state = turn_state();
   const std::lock_guard<std::mutex> guard(state.mutex);  // after a yield under way has ended
   state.yielding = false;
+  if (state.kept) {  // the shared turn in place of the kept exclusive one
+    state.kept = false;
+    profile_kept(state, "GPU turn: exclusive, kept after a measurement");
+    try {
+      switch_turn(state, GpuTurnMode::shared, "GPU turn: waiting for the shared one");
+    } catch (const std::exception& error) {
+      lost_the_turn(error);
+    }
+    shared_taken(state);
+  }
 }
 
 void begin_exclusive_gpu_turn() {
   TurnState& state = turn_state();
   const std::lock_guard<std::mutex> guard(state.mutex);
   if (!state.turn || state.exclusive_depth++ > 0) return;
+  if (state.kept) {  // still alone on the GPU since the last measurement: no drain
+    state.kept = false;
+    profile_kept(state, "GPU turn: exclusive, kept and used again");
+    state.exclusive_since = std::chrono::steady_clock::now();
+    return;
+  }
   shared_given_back(state);
   try {
     switch_turn(state, GpuTurnMode::exclusive, "GPU turn: waiting for the exclusive one");
@@ -350,6 +396,11 @@ void end_exclusive_gpu_turn() {
   if (profiling())
     profile_add("GPU turn: exclusive, held", std::chrono::duration<double, std::milli>(
                                                  std::chrono::steady_clock::now() - state.exclusive_since).count());
+  if (state.yielding) {  // kept a little (TurnState::kept); the yielding thread gives it up
+    state.kept = true;
+    state.kept_since = std::chrono::steady_clock::now();
+    return;
+  }
   try {
     switch_turn(state, GpuTurnMode::shared, "GPU turn: waiting for the shared one");
   } catch (const std::exception& error) {

@@ -29,7 +29,11 @@
 /// measurements, and lets the held calls go on. A measurement then waits only for the GPU work
 /// in flight, never for another program's host work (inputs, CPU references, checks), which
 /// goes on meanwhile. Not while a stream is being captured (a device-wide wait would break the
-/// capture).
+/// capture). A measurement holds a third file, PATH.queue, shared while it waits for the lock:
+/// that is what the thread looks at. After a measurement of its own, such a program keeps the
+/// exclusive turn for 40 ms, or until another program's measurement waits: its next measurement
+/// (the next case of a suite that holds the GPU throughout, the next timing of a perf test) often
+/// comes sooner, and then needs no drain of the GPU.
 ///
 /// A second file, PATH.gate, batches the measurements. A program that asks for the exclusive
 /// turn holds the gate shared from then until its measurement is over; a shared turn is asked for
@@ -42,7 +46,7 @@
 /// (tools/grade-class) every grading's on that GPU. A program waits for its GPU work before it
 /// lets go of a turn, so what the code under test launched runs inside that program's turn. The
 /// code under test cannot call flock or open files (the code policy), nor write the turn files
-/// (the sandbox lets the judge's programs write only these two).
+/// (the sandbox lets the judge's programs write only these three).
 #pragma once
 
 #include <functional>
@@ -70,15 +74,16 @@ class GpuTurn {
   void take(GpuTurnMode mode);
   /// Lets go of the turn held, if any.
   void release();
-  /// Whether another program waits for the exclusive turn or holds it (it holds the gate), seen
-  /// without waiting; for a program that holds the shared turn (which holds no gate).
+  /// Whether another program waits for the exclusive turn (it holds PATH.queue while it waits),
+  /// seen without waiting; for a program that holds a turn.
   bool measurement_waits();
 
  private:
   std::string path_;
   int lock_ = -1;
   int gate_ = -1;
-  int probe_ = -1;  // the gate once more: flock sees this descriptor's lock apart from gate_'s
+  int queue_ = -1;
+  int probe_ = -1;  // the queue once more: flock sees this descriptor's lock apart from queue_'s
 };
 
 /// How an armed program waits for its GPU work, and whether it yields its shared turn.
