@@ -177,7 +177,7 @@ struct TurnState {
   std::chrono::steady_clock::time_point kept_since;
 };
 
-constexpr auto kKeepAfter = std::chrono::milliseconds(40);
+constexpr auto kKeepAfter = std::chrono::milliseconds(5);
 
 bool keep_is_over(const TurnState& state) {
   return std::chrono::steady_clock::now() - state.kept_since >= kKeepAfter;
