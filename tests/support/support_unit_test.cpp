@@ -391,8 +391,7 @@ bool turn_free(const std::string& path, int mode) {
 // A program that yields (GpuTurnOptions::yield_to_measurements) lets go of its shared turn when a
 // measurement waits, once its calls under way have ended and its GPU work has been waited for;
 // the calls it begins meanwhile wait until it has the turn back. Never while a capture is under
-// way, nor after hold_gpu_turn_to_the_end. Its own measurement's exclusive turn is kept a little
-// after it, and given up to a measurement that waits.
+// way, nor after hold_gpu_turn_to_the_end.
 TEST(GpuTurn, AProgramYieldsItsSharedTurnToAWaitingMeasurement) {
   using course::GpuTurnMode;
   const std::string path = testing::TempDir() + "course-gpu-turn-yield-" + std::to_string(::getpid()) + ".lock";
@@ -433,28 +432,6 @@ TEST(GpuTurn, AProgramYieldsItsSharedTurnToAWaitingMeasurement) {
     course::cuda_capture_ended();
     EXPECT_TRUE(becomes_true_within(given, long_wait));
     measurement.join();
-  }
-  // After a measurement of its own it keeps the exclusive turn a little: given up at once to a
-  // measurement that waits, and otherwise exchanged for the shared one soon.
-  course::begin_exclusive_gpu_turn();
-  course::end_exclusive_gpu_turn();
-  course::begin_exclusive_gpu_turn();  // (the kept turn)
-  {
-    std::atomic<bool> given{false}, release{true};
-    std::thread measurement = take_turn(path, GpuTurnMode::exclusive, given, release);
-    EXPECT_FALSE(becomes_true_within(given, short_wait)) << "another measurement was given during this one";
-    course::end_exclusive_gpu_turn();
-    EXPECT_TRUE(becomes_true_within(given, long_wait)) << "a kept exclusive turn was not given up to a waiting measurement";
-    measurement.join();
-  }
-  course::begin_exclusive_gpu_turn();
-  course::end_exclusive_gpu_turn();
-  {
-    std::atomic<bool> given{false}, release{true};
-    std::thread other = take_turn(path, GpuTurnMode::shared, given, release);
-    EXPECT_TRUE(becomes_true_within(given, long_wait)) << "a kept exclusive turn was never exchanged for the shared one";
-    other.join();
-    EXPECT_FALSE(turn_free(path, LOCK_EX)) << "the shared turn was not taken in place of the kept one";
   }
   course::hold_gpu_turn_to_the_end();
   {

@@ -170,23 +170,7 @@ struct TurnState {
   bool yielding = false;         // the thread may yield the shared turn
   bool stop_yielder = false;
   std::thread yielder;
-  // After a measurement, a yielding program keeps the exclusive turn a little (kKeepAfter): its
-  // next measurement, often that close, then needs no drain of the GPU. Given up as soon as
-  // another program's measurement waits.
-  bool kept = false;
-  std::chrono::steady_clock::time_point kept_since;
 };
-
-constexpr auto kKeepAfter = std::chrono::milliseconds(5);
-
-bool keep_is_over(const TurnState& state) {
-  return std::chrono::steady_clock::now() - state.kept_since >= kKeepAfter;
-}
-
-void profile_kept(const TurnState& state, const char* name) {
-  if (profiling())
-    profile_add(name, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - state.kept_since).count());
-}
 
 // The profile's record of shared turns (a measurement waits for every one held to end): their
 // total, and the long ones by the test that held them.
@@ -239,22 +223,13 @@ void yield_to_measurements(TurnState& state) {
     std::unique_lock<std::mutex> guard(state.mutex, std::try_to_lock);
     if (!guard.owns_lock()) continue;  // the program is switching turns itself
     if (state.stop_yielder) return;
-    if (!state.yielding || !state.turn || state.exclusive_depth > 0 || state.captures.load() > 0) continue;
-    if (state.kept) {
-      // The exclusive turn kept after a measurement: given up once its time is over, or at once
-      // for another program's measurement; the shared one is taken in its place.
-      if (!keep_is_over(state) && !state.turn->measurement_waits()) continue;
-    } else if (!state.shared_held || state.paused || !state.turn->measurement_waits()) {
+    if (!state.yielding || !state.turn || !state.shared_held || state.paused || state.exclusive_depth > 0 ||
+        state.captures.load() > 0 || !state.turn->measurement_waits())
       continue;
-    }
     if (!state.calls.close(kCallsEndWithin)) continue;
     if (state.calls.called() && state.options.wait_for_all_gpu_work) state.options.wait_for_all_gpu_work();
     state.turn->release();
     shared_given_back(state);
-    if (state.kept) {
-      profile_kept(state, "GPU turn: exclusive, kept after a measurement");
-      state.kept = false;
-    }
     try {
       const ProfileScope phase("GPU turn: yielded to a measurement, waiting for the shared one");
       state.turn->take(GpuTurnMode::shared);
@@ -284,7 +259,6 @@ void arm_gpu_turn(const std::string& path, GpuTurnOptions options) {
   state.turn.reset();
   state.exclusive_depth = 0;
   state.paused = false;
-  state.kept = false;
   state.options = std::move(options);
   {
     const ProfileScope phase("GPU turn: waiting for the shared one");
@@ -311,7 +285,6 @@ void disarm_gpu_turn() {
   state.turn.reset();
   state.exclusive_depth = 0;
   state.paused = false;
-  state.kept = false;
   state.options = GpuTurnOptions{};
 }
 
@@ -329,8 +302,7 @@ void cuda_capture_ended() {
 void pause_gpu_turn() {
   TurnState& state = turn_state();
   const std::lock_guard<std::mutex> guard(state.mutex);
-  // A kept exclusive turn stays kept into the next case (the yielding thread gives it up).
-  if (!state.turn || state.exclusive_depth > 0 || state.paused || state.kept) return;
+  if (!state.turn || state.exclusive_depth > 0 || state.paused) return;
   if (state.options.wait_for_gpu_work) state.options.wait_for_gpu_work();  // none of it may run into another's turn
   state.turn->release();
   shared_given_back(state);
@@ -356,28 +328,12 @@ void hold_gpu_turn_to_the_end() {
   TurnState& state = turn_state();
   const std::lock_guard<std::mutex> guard(state.mutex);  // after a yield under way has ended
   state.yielding = false;
-  if (state.kept) {  // the shared turn in place of the kept exclusive one
-    state.kept = false;
-    profile_kept(state, "GPU turn: exclusive, kept after a measurement");
-    try {
-      switch_turn(state, GpuTurnMode::shared, "GPU turn: waiting for the shared one");
-    } catch (const std::exception& error) {
-      lost_the_turn(error);
-    }
-    shared_taken(state);
-  }
 }
 
 void begin_exclusive_gpu_turn() {
   TurnState& state = turn_state();
   const std::lock_guard<std::mutex> guard(state.mutex);
   if (!state.turn || state.exclusive_depth++ > 0) return;
-  if (state.kept) {  // still alone on the GPU since the last measurement: no drain
-    state.kept = false;
-    profile_kept(state, "GPU turn: exclusive, kept and used again");
-    state.exclusive_since = std::chrono::steady_clock::now();
-    return;
-  }
   shared_given_back(state);
   try {
     switch_turn(state, GpuTurnMode::exclusive, "GPU turn: waiting for the exclusive one");
@@ -396,11 +352,6 @@ void end_exclusive_gpu_turn() {
   if (profiling())
     profile_add("GPU turn: exclusive, held", std::chrono::duration<double, std::milli>(
                                                  std::chrono::steady_clock::now() - state.exclusive_since).count());
-  if (state.yielding) {  // kept a little (TurnState::kept); the yielding thread gives it up
-    state.kept = true;
-    state.kept_since = std::chrono::steady_clock::now();
-    return;
-  }
   try {
     switch_turn(state, GpuTurnMode::shared, "GPU turn: waiting for the shared one");
   } catch (const std::exception& error) {

@@ -30,11 +30,9 @@
 /// in flight, never for another program's host work (inputs, CPU references, checks), which
 /// goes on meanwhile. Not while a stream is being captured (a device-wide wait would break the
 /// capture). A measurement holds a third file, PATH.queue, shared while it waits for the lock:
-/// that is what the thread looks at. After a measurement of its own, such a program keeps the
-/// exclusive turn for 5 ms, or until another program's measurement waits: a measurement that
-/// follows at once (the next case of a suite that holds the GPU throughout) then needs no drain
-/// of the GPU. (Kept 40 ms, on the H100 a class of 12 took 339 s rather than 315: the turns kept
-/// and not used again cost more than the drains saved.)
+/// that is what the thread looks at. (Keeping the exclusive turn a few milliseconds after a
+/// measurement, for a next one that follows at once, cost more than the drains it saved on the
+/// H100, 40 ms kept; 5 ms stalled a class.)
 ///
 /// A second file, PATH.gate, batches the measurements. A program that asks for the exclusive
 /// turn holds the gate shared from then until its measurement is over; a shared turn is asked for
