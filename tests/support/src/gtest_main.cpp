@@ -17,7 +17,6 @@
 #include <string>
 #include <utility>
 
-#include "course/activity.h"
 #include "course/gpu.h"
 #include "course/gpu_turn.h"
 #include "course/profile.h"
@@ -60,13 +59,10 @@ int main(int argc, char** argv) {
       if (course::settings().gpu_lock) {
         course::GpuTurnOptions turn;
         turn.wait_for_gpu_work = [] { (void)cudaDeviceSynchronize(); };
-        // The shared turn is yielded to other programs' measurements when CUPTI lets every CUDA
-        // call pass the turn's gate (without it, as under compute-sanitizer, it is held).
-        std::string why_not;
-        turn.yield_to_measurements = course::pass_cuda_calls_through_gpu_turn(&why_not);
-        turn.wait_for_all_gpu_work = course::wait_for_every_device;
-        if (!turn.yield_to_measurements)
-          std::printf("[  COURSE  ] the GPU turn is held, not yielded: %s\n", why_not.c_str());
+        // Yielding the shared turn (gpu_turn.h) is off: on the H100 two classes of 12 of four
+        // had one program hold its shared turn for 180 s, its yielding stuck, until ctest's
+        // time limit (issue 21). The shared turn is held, as before, until that is understood.
+        turn.yield_to_measurements = false;
         course::arm_gpu_turn(*course::settings().gpu_lock, std::move(turn));
         ::testing::UnitTest::GetInstance()->listeners().Append(new TurnAroundTests);
       }
