@@ -200,6 +200,11 @@ std::thread take_turn(const std::string& path, course::GpuTurnMode mode, std::at
   });
 }
 
+// The lock file of a GPU turn and the two beside it (course/gpu_turn.h).
+void remove_turn_files(const std::string& path) {
+  for (const char* end : {"", ".gate", ".queue"}) ::unlink((path + end).c_str());
+}
+
 bool becomes_true_within(const std::atomic<bool>& flag, std::chrono::milliseconds patience) {
   const auto until = std::chrono::steady_clock::now() + patience;
   while (!flag && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -234,9 +239,7 @@ TEST(GpuTurn, ExclusiveTurnsWaitForEveryOtherAndSharedOnesGoTogether) {
   EXPECT_TRUE(becomes_true_within(late_given, long_wait));
   late_release = true;
   late.join();
-  ::unlink(path.c_str());
-  ::unlink((path + ".gate").c_str());
-  ::unlink((path + ".queue").c_str());
+  remove_turn_files(path);
 }
 
 // Measurements that queue while shared turns drain all run before any later shared turn: one
@@ -272,9 +275,7 @@ TEST(GpuTurn, MeasurementsThatQueueTogetherRunBeforeLaterSharedTurns) {
   second.join();
   EXPECT_TRUE(becomes_true_within(late_given, long_wait));
   late.join();
-  ::unlink(path.c_str());
-  ::unlink((path + ".gate").c_str());
-  ::unlink((path + ".queue").c_str());
+  remove_turn_files(path);
 }
 
 // A program's turns (course::arm_gpu_turn): shared from the start, exclusive only inside
@@ -327,9 +328,7 @@ TEST(GpuTurn, AProgramHoldsTheSharedTurnAndTheExclusiveOneOnlyWhileItMeasures) {
   EXPECT_TRUE(course::suite_holds_the_gpu_throughout("EventTimerTechnique"));
   EXPECT_TRUE(course::suite_holds_the_gpu_throughout("ProcessStagedDeviceWide"));
   EXPECT_FALSE(course::suite_holds_the_gpu_throughout("TransposeTiledPerf"));
-  ::unlink(path.c_str());
-  ::unlink((path + ".gate").c_str());
-  ::unlink((path + ".queue").c_str());
+  remove_turn_files(path);
 }
 
 // Between two cases of one program (a grader's batch) it holds no turn, once its GPU work is done;
@@ -374,9 +373,7 @@ TEST(GpuTurn, AProgramHoldsNoTurnBetweenTwoCases) {
     other.join();
   }
   course::disarm_gpu_turn();
-  ::unlink(path.c_str());
-  ::unlink((path + ".gate").c_str());
-  ::unlink((path + ".queue").c_str());
+  remove_turn_files(path);
 }
 
 // Whether another program could take a turn of `mode` on `path` right now (without waiting).
@@ -442,9 +439,7 @@ TEST(GpuTurn, AProgramYieldsItsSharedTurnToAWaitingMeasurement) {
     EXPECT_TRUE(becomes_true_within(given, long_wait));
     measurement.join();
   }
-  ::unlink(path.c_str());
-  ::unlink((path + ".gate").c_str());
-  ::unlink((path + ".queue").c_str());
+  remove_turn_files(path);
 }
 
 
@@ -470,9 +465,7 @@ TEST(GpuTurn, TimingHoldsTheExclusiveTurnAndOtherWorkTheSharedOne) {
   EXPECT_FALSE(turn_free(path, LOCK_EX));
   course::disarm_gpu_turn();
   EXPECT_TRUE(turn_free(path, LOCK_EX));
-  ::unlink(path.c_str());
-  ::unlink((path + ".gate").c_str());
-  ::unlink((path + ".queue").c_str());
+  remove_turn_files(path);
 }
 
 TEST(GpuTurn, SaysWhyWhenTheLockCannotBeOpened) {
