@@ -142,6 +142,24 @@ TEST(Timing, MedianOfOddAndEvenCounts) {
   EXPECT_THROW(course::summarize_timings({}), std::invalid_argument);
 }
 
+// The timing loops stop once the median is known within 2%: 8 steady samples are enough; one
+// far-off sample among 8 is not (the bounds of 8 are its extremes), among 20 it is.
+TEST(Timing, MedianSettlesWhenTheBoundingSamplesAgree) {
+  const std::vector<double> steady = {1.000, 1.004, 0.998, 1.002, 1.001, 0.999, 1.003, 1.000};
+  EXPECT_TRUE(course::median_is_settled(steady, 0.02));
+  EXPECT_FALSE(course::median_is_settled({1.0, 1.0}, 0.02)) << "too few samples to bound a median";
+  std::vector<double> one_off = steady;
+  one_off[3] = 1.30;
+  EXPECT_FALSE(course::median_is_settled(one_off, 0.02));
+  std::vector<double> twenty = steady;
+  twenty.insert(twenty.end(), steady.begin(), steady.end());
+  twenty.insert(twenty.end(), {1.001, 1.002, 0.999});
+  twenty.push_back(1.30);
+  ASSERT_EQ(twenty.size(), 20u);
+  EXPECT_TRUE(course::median_is_settled(twenty, 0.02));
+  EXPECT_FALSE(course::median_is_settled({1.0, 1.1, 0.9, 1.05, 0.95, 1.08, 0.92, 1.0}, 0.02)) << "a noisy median";
+}
+
 TEST(Bandwidth, CountsBytesReadAndWritten) {
   // 1 GB read + 1 GB written in 1 ms = 2000 GB/s.
   EXPECT_DOUBLE_EQ(course::effective_bandwidth_gbps(1e9, 1e9, 1.0), 2000.0);

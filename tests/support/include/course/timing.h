@@ -43,7 +43,8 @@ struct FreshCalls {
   /// for the input it was given.
   std::function<::testing::AssertionResult()> check;
   /// Optional: the exercise's rules (technique.h), held against what one call did. That call is
-  /// drawn at random among all of them, warm-ups and timed ones alike, and recorded (activity.h)
+  /// drawn at random among all of them, warm-ups and timed ones alike (up to the most
+  /// repetitions: a draw past the last call made is the next call), and recorded (activity.h)
   /// instead of timed; one more repetition is timed in its place. No call can count on going
   /// unwatched: code that takes another path at the perf test's size, or after its first calls,
   /// is held to the rules that the technique test's call was.
@@ -58,17 +59,29 @@ struct FreshCalls {
 /// Median, minimum and maximum of samples (CPU only; throws on an empty list).
 TimingStats summarize_timings(std::vector<double> samples_ms);
 
-/// Times `work(stream)` with CUDA events: `warmups` untimed runs, then `repetitions` timed
+/// Whether the median of `samples_ms` is known to within `relative_width` of it: the order
+/// statistics that bound the median with 95% confidence (no distribution assumed) lie that close
+/// together. Never with fewer than 3 samples.
+bool median_is_settled(std::vector<double> samples_ms, double relative_width);
+
+/// How many repetitions a timing loop runs: until the median is known well enough (within
+/// 2%, after at least 8), or all of them (a peak taken as the fastest of all, not a median).
+enum class Repeat { until_settled, all };
+
+/// Times `work(stream)` with CUDA events: `warmups` untimed runs, then up to `repetitions` timed
 /// ones, each between its own pair of events and, on the host, from before the first event
-/// until cudaDeviceSynchronize returns. Each timed repetition starts on a busy GPU: ~0.15 ms of
+/// until cudaDeviceSynchronize returns. The timing stops after 8 (or `repetitions` if fewer)
+/// once their median is known within 2% (median_is_settled): the GPU is held alone no longer
+/// than the number needs. Each timed repetition starts on a busy GPU: ~0.15 ms of
 /// the judge's own device-to-device copies run just before its start event (an idle GPU runs
 /// the next call slower, and its start event would time the launch's latency too). Checks
 /// launch errors and guard zones (guards.h).
 TimingStats time_on_stream(const std::function<void(cudaStream_t)>& work, cudaStream_t stream,
-                           int warmups = 3, int repetitions = 20);
+                           int warmups = 3, int repetitions = 20, Repeat repeat = Repeat::until_settled);
 
 /// Times `work()` with the host clock, each repetition followed by cudaDeviceSynchronize():
-/// for work spread over several streams, which events on one stream would not cover.
+/// for work spread over several streams, which events on one stream would not cover. Up to
+/// `repetitions`, stopping early as time_on_stream does.
 TimingStats time_on_host(const std::function<void()>& work, int warmups = 2, int repetitions = 10);
 
 /// time_on_stream for code under test: `fresh.change` before every call and `fresh.check`
