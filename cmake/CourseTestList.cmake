@@ -207,6 +207,11 @@ endif()
 if("$ENV{COURSE_PROFILE}" STREQUAL "1")
   list(APPEND _course_flags "--course_profile=1")
 endif()
+# COURSE_GPU_YIELD=0: each program holds its shared GPU turn to the end instead of yielding it to
+# waiting measurements (course/gpu_turn.h; grade-submission --hold-gpu-turns).
+if("$ENV{COURSE_GPU_YIELD}" STREQUAL "0")
+  list(APPEND _course_flags "--course_gpu_yield=0")
+endif()
 
 # A grader that runs the tests labelled `alone` apart from the others (tools/course_grading)
 # gives COURSE_GPU_LOCK, a lock file: each program then takes turns on the GPU with it

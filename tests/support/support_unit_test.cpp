@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <limits>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -176,22 +177,23 @@ TEST(PerfScale, ParsesValidFactorsAndRejectsOthers) {
 TEST(Settings, ComeFromTheCommandLineAndLeaveTheRestToGoogleTest) {
   char program[] = "tests", seed[] = "--course_seed=42", scale[] = "--course_perf_scale=0.5",
        tool[] = "--course_sanitizer=memcheck", filter[] = "--gtest_filter=A.B", profile[] = "--course_profile=1",
-       turn[] = "--course_gpu_lock=/tmp/a:b.lock";
-  char* argv[] = {program, seed, filter, scale, tool, profile, turn, nullptr};
-  int argc = 7;
+       turn[] = "--course_gpu_lock=/tmp/a:b.lock", held[] = "--course_gpu_yield=0";
+  char* argv[] = {program, seed, filter, scale, tool, profile, turn, held, nullptr};
+  int argc = 8;
   const course::Settings parsed = course::parse_settings_from(&argc, argv);
   EXPECT_EQ(parsed.seed, std::uint64_t{42});
   EXPECT_DOUBLE_EQ(parsed.perf_scale, 0.5);
   EXPECT_EQ(parsed.sanitizer, "memcheck");
   EXPECT_TRUE(parsed.profile);
   EXPECT_EQ(parsed.gpu_lock, std::optional<std::string>("/tmp/a:b.lock"));
+  EXPECT_FALSE(parsed.gpu_yield);
   ASSERT_EQ(argc, 2);
   EXPECT_STREQ(argv[1], "--gtest_filter=A.B");
   EXPECT_EQ(argv[2], nullptr);
 
   char bad_scale[] = "--course_perf_scale=7", unknown[] = "--course_speed=9", bad_profile[] = "--course_profile=yes",
-       no_path[] = "--course_gpu_lock=";
-  for (char* bad : {bad_scale, unknown, bad_profile, no_path}) {
+       no_path[] = "--course_gpu_lock=", bad_yield[] = "--course_gpu_yield=no";
+  for (char* bad : {bad_scale, unknown, bad_profile, no_path, bad_yield}) {
     char* args[] = {program, bad, nullptr};
     int count = 2;
     EXPECT_THROW(course::parse_settings_from(&count, args), std::invalid_argument) << bad;
@@ -205,6 +207,7 @@ TEST(Settings, ComeFromTheCommandLineAndLeaveTheRestToGoogleTest) {
   EXPECT_TRUE(defaults.sanitizer.empty());
   EXPECT_FALSE(defaults.profile);
   EXPECT_FALSE(defaults.gpu_lock.has_value());
+  EXPECT_TRUE(defaults.gpu_yield);
 }
 
 // Takes a turn of `mode` on `path` in another thread; `given` says when it has it. The thread
@@ -406,7 +409,7 @@ bool turn_free(const std::string& path, int mode) {
 // A program that yields (GpuTurnOptions::yield_to_measurements) lets go of its shared turn when a
 // measurement waits, once its calls under way have ended and its GPU work has been waited for;
 // the calls it begins meanwhile wait until it has the turn back. Never while a capture is under
-// way, nor after hold_gpu_turn_to_the_end.
+// way, inside a KeepGpuTurn scope, nor after hold_gpu_turn_to_the_end.
 TEST(GpuTurn, AProgramYieldsItsSharedTurnToAWaitingMeasurement) {
   using course::GpuTurnMode;
   const std::string path = testing::TempDir() + "course-gpu-turn-yield-" + std::to_string(::getpid()) + ".lock";
@@ -446,6 +449,15 @@ TEST(GpuTurn, AProgramYieldsItsSharedTurnToAWaitingMeasurement) {
     EXPECT_FALSE(becomes_true_within(given, short_wait)) << "yielded during a stream capture";
     course::cuda_capture_ended();
     EXPECT_TRUE(becomes_true_within(given, long_wait));
+    measurement.join();
+  }
+  {
+    std::optional<course::KeepGpuTurn> kept(std::in_place);
+    std::atomic<bool> given{false}, release{true};
+    std::thread measurement = take_turn(path, GpuTurnMode::exclusive, given, release);
+    EXPECT_FALSE(becomes_true_within(given, short_wait)) << "yielded inside a KeepGpuTurn scope";
+    kept.reset();
+    EXPECT_TRUE(becomes_true_within(given, long_wait)) << "not yielded after the KeepGpuTurn scope";
     measurement.join();
   }
   course::hold_gpu_turn_to_the_end();

@@ -8,7 +8,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <sstream>
+#include <type_traits>
 #include <utility>
 
 #include "course/cuda_check.h"
@@ -103,35 +105,59 @@ double host_link_ceiling_gbps(std::string* name) {
   return 1.25 * measure_pinned_h2d_peak_gbps();
 }
 
-void wait_for_every_device() {
-  // The driver's cuDevicePrimaryCtxGetState says which devices have a context, without making
-  // one; it is looked up through the runtime, since the test programs do not link libcuda.
-  using GetDevice = int (*)(int*, int);
-  using GetState = int (*)(int, unsigned int*, int*);
-  static const auto entry_points = [] {
-    void* device = nullptr;
-    void* state = nullptr;
+std::function<void()> driver_wait_for_every_device() {
+  // The driver's functions, looked up through the runtime (the test programs do not link libcuda).
+  // Its handles are plain integers and pointers here: CUresult, CUdevice, CUcontext.
+  using Context = void*;
+  struct Driver {
+    int (*device_count)(int*) = nullptr;
+    int (*device)(int*, int) = nullptr;
+    int (*primary_state)(int, unsigned int*, int*) = nullptr;
+    int (*primary_retain)(Context*, int) = nullptr;
+    int (*primary_release)(int) = nullptr;
+    int (*push)(Context) = nullptr;
+    int (*pop)(Context*) = nullptr;
+    int (*synchronize)() = nullptr;
+  } driver;
+  bool found_all = true;
+  auto look_up = [&found_all](const char* name, auto& function) {
+    void* address = nullptr;
     cudaDriverEntryPointQueryResult found{};
-    if (cudaGetDriverEntryPointByVersion("cuDeviceGet", &device, 12000, cudaEnableDefault, &found) != cudaSuccess ||
-        found != cudaDriverEntryPointSuccess)
-      device = nullptr;
-    if (cudaGetDriverEntryPointByVersion("cuDevicePrimaryCtxGetState", &state, 12000, cudaEnableDefault, &found) !=
-            cudaSuccess ||
-        found != cudaDriverEntryPointSuccess)
-      state = nullptr;
-    return std::pair{reinterpret_cast<GetDevice>(device), reinterpret_cast<GetState>(state)};
-  }();
-  const auto [get_device, get_state] = entry_points;
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) return;
-  for (int ordinal = 0; ordinal < count; ++ordinal) {
-    int device = 0, active = 1;
-    unsigned int flags = 0;
-    if (get_device && get_state && (get_device(&device, ordinal) != 0 || get_state(device, &flags, &active) != 0))
-      continue;
-    if (!active) continue;
-    if (cudaSetDevice(ordinal) == cudaSuccess) (void)cudaDeviceSynchronize();
-  }
+    if (cudaGetDriverEntryPointByVersion(name, &address, 12000, cudaEnableDefault, &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess || address == nullptr) {
+      cudaGetLastError();
+      found_all = false;
+      return;
+    }
+    function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(address);
+  };
+  look_up("cuDeviceGetCount", driver.device_count);
+  look_up("cuDeviceGet", driver.device);
+  look_up("cuDevicePrimaryCtxGetState", driver.primary_state);
+  look_up("cuDevicePrimaryCtxRetain", driver.primary_retain);
+  look_up("cuDevicePrimaryCtxRelease", driver.primary_release);
+  look_up("cuCtxPushCurrent", driver.push);
+  look_up("cuCtxPopCurrent", driver.pop);
+  look_up("cuCtxSynchronize", driver.synchronize);
+  if (!found_all) return {};
+  return [driver] {
+    int count = 0;
+    if (driver.device_count(&count) != 0) return;
+    for (int ordinal = 0; ordinal < count; ++ordinal) {
+      int device = 0, active = 0;
+      unsigned int flags = 0;
+      if (driver.device(&device, ordinal) != 0 || driver.primary_state(device, &flags, &active) != 0 || !active)
+        continue;  // no context there: no work of this program either
+      Context context = nullptr;
+      if (driver.primary_retain(&context, device) != 0) continue;
+      if (driver.push(context) == 0) {
+        (void)driver.synchronize();
+        Context popped = nullptr;
+        (void)driver.pop(&popped);
+      }
+      (void)driver.primary_release(device);
+    }
+  };
 }
 
 double measure_copy_peak_gbps() {

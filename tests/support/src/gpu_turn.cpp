@@ -111,7 +111,13 @@ class CallGate {
   void begin() {
     if (bypass_ || depth_++ > 0) return;  // a call nested in a call passes with it
     std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [this] { return !closed_; });
+    if (closed_ && !changed_.wait_for(lock, kHeldLong, [this] { return !closed_; })) {
+      // Never expected (a measurement lasts seconds): say where the yield stands, unbuffered,
+      // so that a test that runs out of time shows it in its output.
+      std::fprintf(stderr, "[  COURSE  ] a CUDA call has waited %d s for the GPU turn, yielded to a measurement (%s)\n",
+                   static_cast<int>(kHeldLong.count()), step_.load());
+      changed_.wait(lock, [this] { return !closed_; });
+    }
     ++under_way_;
     called_ = true;
   }
@@ -142,6 +148,8 @@ class CallGate {
   }
   // The yielding thread's own calls (the waits for GPU work) pass a closed gate.
   static void let_this_thread_pass() { bypass_ = true; }
+  // What the yielding thread is doing (for the message of a call held long).
+  void now(const char* step) { step_ = step; }
 
  private:
   std::mutex mutex_;
@@ -149,6 +157,8 @@ class CallGate {
   int under_way_ = 0;
   bool closed_ = false;
   bool called_ = false;
+  std::atomic<const char*> step_{"idle"};
+  static constexpr std::chrono::seconds kHeldLong{30};
   static thread_local int depth_;
   static thread_local bool bypass_;
 };
@@ -167,6 +177,7 @@ struct TurnState {
   // Yielding (gpu_turn.h): the calls' gate, the thread that yields, and what stops it.
   CallGate calls;
   std::atomic<int> captures{0};  // stream captures under way
+  std::atomic<int> keeps{0};     // KeepGpuTurn scopes open
   bool yielding = false;         // the thread may yield the shared turn
   bool stop_yielder = false;
   std::thread yielder;
@@ -224,12 +235,14 @@ void yield_to_measurements(TurnState& state) {
     if (!guard.owns_lock()) continue;  // the program is switching turns itself
     if (state.stop_yielder) return;
     if (!state.yielding || !state.turn || !state.shared_held || state.paused || state.exclusive_depth > 0 ||
-        state.captures.load() > 0 || !state.turn->measurement_waits())
+        state.captures.load() > 0 || state.keeps.load() > 0 || !state.turn->measurement_waits())
       continue;
     if (!state.calls.close(kCallsEndWithin)) continue;
+    state.calls.now("waiting for the program's GPU work");
     if (state.calls.called() && state.options.wait_for_all_gpu_work) state.options.wait_for_all_gpu_work();
     state.turn->release();
     shared_given_back(state);
+    state.calls.now("waiting for the shared turn");
     try {
       const ProfileScope phase("GPU turn: yielded to a measurement, waiting for the shared one");
       state.turn->take(GpuTurnMode::shared);
@@ -237,8 +250,14 @@ void yield_to_measurements(TurnState& state) {
       lost_the_turn(error);
     }
     shared_taken(state);
+    state.calls.now("idle");
     state.calls.open();
   }
+}
+
+void start_yielder(TurnState& state) {
+  state.yielding = true;
+  state.yielder = std::thread(yield_to_measurements, std::ref(state));
 }
 
 void stop_yielding(TurnState& state, std::unique_lock<std::mutex>& guard) {
@@ -265,10 +284,16 @@ void arm_gpu_turn(const std::string& path, GpuTurnOptions options) {
     state.turn = std::make_unique<GpuTurn>(path, GpuTurnMode::shared);
   }
   shared_taken(state);
-  if (state.options.yield_to_measurements) {
-    state.yielding = true;
-    state.yielder = std::thread(yield_to_measurements, std::ref(state));
-  }
+  if (state.options.yield_to_measurements) start_yielder(state);
+}
+
+void start_yielding_gpu_turn(std::function<void()> wait_for_all_gpu_work) {
+  TurnState& state = turn_state();
+  const std::lock_guard<std::mutex> guard(state.mutex);
+  if (!state.turn || state.yielder.joinable()) return;
+  state.options.yield_to_measurements = true;
+  state.options.wait_for_all_gpu_work = std::move(wait_for_all_gpu_work);
+  start_yielder(state);
 }
 
 void arm_gpu_turn(const std::string& path, std::function<void()> wait_for_gpu_work) {
@@ -359,6 +384,14 @@ void end_exclusive_gpu_turn() {
   }
   shared_taken(state);
 }
+
+KeepGpuTurn::KeepGpuTurn() {
+  TurnState& state = turn_state();
+  ++state.keeps;
+  const std::lock_guard<std::mutex> guard(state.mutex);  // a yield under way has ended
+}
+
+KeepGpuTurn::~KeepGpuTurn() { --turn_state().keeps; }
 
 ExclusiveGpuTurn::ExclusiveGpuTurn() { begin_exclusive_gpu_turn(); }
 

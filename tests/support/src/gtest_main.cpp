@@ -13,10 +13,12 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
 
+#include "course/activity.h"
 #include "course/gpu.h"
 #include "course/gpu_turn.h"
 #include "course/profile.h"
@@ -38,6 +40,19 @@ class TurnAroundTests : public ::testing::EmptyTestEventListener {
     course::pause_gpu_turn();
   }
 };
+// Yields the shared GPU turn to waiting measurements from now on (gpu_turn.h), once the runtime
+// and the context exist: every CUDA call passes the turn's gate (CUPTI), and the yielding thread
+// waits for the GPU work through the driver. Without CUPTI's callbacks (another tool holds them)
+// or the driver's entry points, the turn is held to the end.
+void yield_gpu_turn_from_now() {
+  std::string why_not;
+  std::function<void()> wait = course::driver_wait_for_every_device();
+  if (!wait)
+    why_not = "the driver's entry points could not be had";
+  else if (course::pass_cuda_calls_through_gpu_turn(&why_not))
+    return course::start_yielding_gpu_turn(std::move(wait));
+  std::printf("[  COURSE  ] the GPU turn is held, not yielded: %s\n", why_not.c_str());
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -57,13 +72,7 @@ int main(int argc, char** argv) {
       // process has exited; the exclusive one while measuring, and through a test of a suite
       // that measures the whole device.
       if (course::settings().gpu_lock) {
-        course::GpuTurnOptions turn;
-        turn.wait_for_gpu_work = [] { (void)cudaDeviceSynchronize(); };
-        // Yielding the shared turn (gpu_turn.h) is off: on the H100 two classes of 12 of four
-        // had one program hold its shared turn for 180 s, its yielding stuck, until ctest's
-        // time limit (issue 21). The shared turn is held, as before, until that is understood.
-        turn.yield_to_measurements = false;
-        course::arm_gpu_turn(*course::settings().gpu_lock, std::move(turn));
+        course::arm_gpu_turn(*course::settings().gpu_lock, [] { (void)cudaDeviceSynchronize(); });
         ::testing::UnitTest::GetInstance()->listeners().Append(new TurnAroundTests);
       }
       std::printf("[  COURSE  ] %s\n", course::seed_note().c_str());
@@ -71,11 +80,14 @@ int main(int argc, char** argv) {
       {
         const course::ProfileScope context("context (first CUDA call)");
         why = course::gpu_unavailable_reason();
+        if (!why) (void)cudaFree(nullptr);  // the context, made here rather than inside a test
       }
-      if (why)
+      if (why) {
         std::printf("[  COURSE  ] %s\n", why->c_str());
-      else
+      } else {
         std::printf("[  COURSE  ] device: %s\n", course::device_line().c_str());
+        if (course::settings().gpu_lock && course::settings().gpu_yield) yield_gpu_turn_from_now();
+      }
     } catch (const std::exception& error) {
       std::fprintf(stderr, "[  COURSE  ] cannot start: %s\n", error.what());
       return 2;

@@ -40,10 +40,14 @@ Settings parse_settings_from(int* argc, char** argv) {
     } else if (const char* turn = value_of("--course_gpu_lock=")) {
       if (*turn == '\0') throw std::invalid_argument("--course_gpu_lock takes the path of a lock file");
       parsed.gpu_lock = std::string(turn);
+    } else if (const char* yield = value_of("--course_gpu_yield=")) {
+      if (std::strcmp(yield, "0") != 0 && std::strcmp(yield, "1") != 0)
+        throw std::invalid_argument("--course_gpu_yield takes 0 or 1, got '" + std::string(yield) + "'");
+      parsed.gpu_yield = std::strcmp(yield, "1") == 0;
     } else if (argument.compare(0, 9, "--course_") == 0) {
       throw std::invalid_argument("unknown flag " + argument +
                                   " (--course_seed=N, --course_perf_scale=X, --course_sanitizer=TOOL, --course_profile=1, "
-                                  "--course_gpu_lock=PATH)");
+                                  "--course_gpu_lock=PATH, --course_gpu_yield=0)");
     } else {
       argv[kept++] = argv[i];
       continue;

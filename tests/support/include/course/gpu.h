@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,10 +50,13 @@ double bandwidth_ceiling_gbps(std::string* name);
 /// The same for the host link: 1.25 x the measured pinned host-to-device peak.
 double host_link_ceiling_gbps(std::string* name);
 
-/// Waits for the GPU work of every device whose primary context this program has made, from any
-/// thread, creating none (the GPU turn's yielding thread, gpu_turn.h). Errors are left to the
-/// program's own calls to report.
-void wait_for_every_device();
+/// A function that waits for the GPU work of every device whose primary context this program has
+/// made, creating none, for the GPU turn's yielding thread (gpu_turn.h). It calls the driver only,
+/// never the runtime: the thread it interrupts may be held at the turn's gate inside a runtime
+/// call, holding the runtime's own locks. Made (with the runtime) after the program's first CUDA
+/// call; empty when the driver's entry points cannot be had. Errors are left to the program's own
+/// calls to report.
+std::function<void()> driver_wait_for_every_device();
 
 /// Properties of the current device (read once per process).
 const DeviceInfo& current_device();

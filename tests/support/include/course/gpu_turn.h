@@ -23,16 +23,20 @@
 ///
 /// A program whose every CUDA call passes cuda_call_begins / cuda_call_ends (CUPTI callbacks,
 /// pass_cuda_calls_through_gpu_turn in activity.h) can also **yield** its shared turn to a
-/// measurement that waits (GpuTurnOptions::yield_to_measurements). main() does not ask for it
-/// yet: in 2 of 4 classes graded on the H100 one program held its shared turn 180 s with its
-/// yielding stuck (issue 21). Yielding works so:
+/// measurement that waits (start_yielding_gpu_turn; main() does, once its CUDA context exists,
+/// unless told --course_gpu_yield=0). Yielding works so:
 /// a thread of its own notices the waiting measurement (within a few milliseconds), holds back
 /// the program's next CUDA calls, waits for the calls under way and for the program's GPU work,
 /// and lets go of the shared turn; it takes the turn back, through the gate, after the
 /// measurements, and lets the held calls go on. A measurement then waits only for the GPU work
 /// in flight, never for another program's host work (inputs, CPU references, checks), which
 /// goes on meanwhile. Not while a stream is being captured (a device-wide wait would break the
-/// capture). A measurement holds a third file, PATH.queue, shared while it waits for the lock:
+/// capture), nor inside a KeepGpuTurn scope (a test that times its calls on the host's clock).
+/// The thread waits for the GPU work through the driver only: a call held at the gate may be
+/// inside the runtime, holding the runtime's locks (a thread that waited through the runtime
+/// could wait for them for ever; two classes of 12 on the H100 had a program stuck so, 180 s,
+/// before the waits went through the driver and began after the context). A measurement holds a
+/// third file, PATH.queue, shared while it waits for the lock:
 /// that is what the thread looks at. (Keeping the exclusive turn a few milliseconds after a
 /// measurement, for a next one that follows at once, cost more than the drains it saved on the
 /// H100, 40 ms kept; 5 ms stalled a class.)
@@ -97,7 +101,7 @@ struct GpuTurnOptions {
   /// call passes cuda_call_begins / cuda_call_ends.
   bool yield_to_measurements = false;
   /// With yield_to_measurements: waits, from another thread, for the GPU work of every device the
-  /// program uses (main() gives wait_for_every_device, gpu.h).
+  /// program uses (driver_wait_for_every_device, gpu.h).
   std::function<void()> wait_for_all_gpu_work;
 };
 
@@ -113,6 +117,12 @@ void arm_gpu_turn(const std::string& path, std::function<void()> wait_for_gpu_wo
 /// shared turn is being yielded, a call that begins waits until the turn is back.
 void cuda_call_begins();
 void cuda_call_ends();  ///< see cuda_call_begins
+/// For an armed program (after arm_gpu_turn) whose every CUDA call passes cuda_call_begins /
+/// cuda_call_ends from now on: yields its shared turn to waiting measurements (above), waiting for
+/// its GPU work with `wait_for_all_gpu_work` (main() gives driver_wait_for_every_device, gpu.h),
+/// called from the yielding thread. Nothing when unarmed or already yielding.
+void start_yielding_gpu_turn(std::function<void()> wait_for_all_gpu_work);
+
 /// Called when a stream capture begins and ends: no turn is yielded meanwhile.
 void cuda_capture_began();
 void cuda_capture_ended();  ///< see cuda_capture_began
@@ -131,6 +141,17 @@ void pause_gpu_turn();
 /// Takes the shared turn again after pause_gpu_turn (before the next case, and before the program
 /// exits: the context's teardown happens in a turn).
 void resume_gpu_turn();
+
+/// Keeps the shared turn for its lifetime: none is yielded meanwhile, so that no CUDA call of the
+/// program waits at the gate (a test that times how long a call takes to return on the host's
+/// clock). Waits for a yield under way to end.
+class KeepGpuTurn {
+ public:
+  KeepGpuTurn();
+  KeepGpuTurn(const KeepGpuTurn&) = delete;
+  KeepGpuTurn& operator=(const KeepGpuTurn&) = delete;
+  ~KeepGpuTurn();
+};
 
 /// Holds the exclusive turn for its lifetime, if turns are armed (nothing otherwise). Scopes
 /// nest: the outermost one takes the turn and gives it back for the shared one.

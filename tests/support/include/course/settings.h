@@ -21,6 +21,9 @@ struct Settings {
   bool profile = false;               ///< --course_profile=1: print where the time went (course/profile.h)
   /// --course_gpu_lock=PATH: take turns on the GPU with this lock file (course/gpu_turn.h)
   std::optional<std::string> gpu_lock;
+  /// --course_gpu_yield=0: hold the shared GPU turn to the end rather than yield it to waiting
+  /// measurements (course/gpu_turn.h); yielded by default
+  bool gpu_yield = true;
 };
 
 /// This program's settings (the defaults until parse_settings ran).
