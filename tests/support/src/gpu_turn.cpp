@@ -226,9 +226,12 @@ void lost_the_turn(const std::exception& error) {
 void yield_to_measurements(TurnState& state) {
   CallGate::let_this_thread_pass();
   constexpr auto kLookEvery = std::chrono::milliseconds(2);
-  // A call under way that does not end soon (a wait for a long kernel) is waited for again at
-  // the next look, with the calls that begin meanwhile going on.
-  constexpr auto kCallsEndWithin = std::chrono::milliseconds(100);
+  // A call under way (a blocking copy, a wait for a kernel) is waited for with the gate closed,
+  // so that the program's next call cannot begin more work meanwhile (reopened after 100 ms, a
+  // program of large blocking copies made a measurement wait through several). Only a call that
+  // waits for another of the program's threads to call CUDA would wait longer than a second:
+  // then the gate opens again until the next look.
+  constexpr auto kCallsEndWithin = std::chrono::milliseconds(1000);
   for (;;) {
     std::this_thread::sleep_for(kLookEvery);
     std::unique_lock<std::mutex> guard(state.mutex, std::try_to_lock);
@@ -237,9 +240,15 @@ void yield_to_measurements(TurnState& state) {
     if (!state.yielding || !state.turn || !state.shared_held || state.paused || state.exclusive_depth > 0 ||
         state.captures.load() > 0 || state.keeps.load() > 0 || !state.turn->measurement_waits())
       continue;
-    if (!state.calls.close(kCallsEndWithin)) continue;
+    {
+      const ProfileScope phase("GPU turn: yielding, waiting for the calls under way");
+      if (!state.calls.close(kCallsEndWithin)) continue;
+    }
     state.calls.now("waiting for the program's GPU work");
-    if (state.calls.called() && state.options.wait_for_all_gpu_work) state.options.wait_for_all_gpu_work();
+    if (state.calls.called() && state.options.wait_for_all_gpu_work) {
+      const ProfileScope phase("GPU turn: yielding, waiting for the program's GPU work");
+      state.options.wait_for_all_gpu_work();
+    }
     state.turn->release();
     shared_given_back(state);
     state.calls.now("waiting for the shared turn");
