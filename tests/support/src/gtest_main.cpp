@@ -68,6 +68,12 @@ int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   if (!listing) {
     try {
+      // The driver and the runtime start (the first CUDA call): no context yet, nothing on the GPU.
+      std::optional<std::string> why;
+      {
+        const course::ProfileScope driver("CUDA driver (first CUDA call)");
+        why = course::gpu_unavailable_reason();
+      }
       // The GPU turn (course/gpu_turn.h): the shared one before the context exists, kept until the
       // process has exited; the exclusive one while measuring, and through a test of a suite
       // that measures the whole device.
@@ -76,11 +82,9 @@ int main(int argc, char** argv) {
         ::testing::UnitTest::GetInstance()->listeners().Append(new TurnAroundTests);
       }
       std::printf("[  COURSE  ] %s\n", course::seed_note().c_str());
-      std::optional<std::string> why;
-      {
-        const course::ProfileScope context("context (first CUDA call)");
-        why = course::gpu_unavailable_reason();
-        if (!why) (void)cudaFree(nullptr);  // the context, made here rather than inside a test
+      if (!why) {
+        const course::ProfileScope context("context");
+        (void)cudaFree(nullptr);  // the context, made here (in the turn) rather than inside a test
       }
       if (why) {
         std::printf("[  COURSE  ] %s\n", why->c_str());

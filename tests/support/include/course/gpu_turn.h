@@ -7,8 +7,9 @@
 /// too. A grader (tools/course_grading) that runs these tests apart instead gives each program a
 /// lock file on its command line, `--course_gpu_lock=PATH`, and the program takes turns with it:
 ///
-/// - a **shared** turn from before its first CUDA call (the context) until it has exited (the
-///   kernel lets go of the lock after the context's teardown), so that no other program creates
+/// - a **shared** turn from before it makes its CUDA context (its first CUDA call, which starts
+///   the driver and touches no GPU, comes before: no measurement waits for it) until it has
+///   exited (the kernel lets go of the lock after the context's teardown), so that no other program creates
 ///   or tears down a context, allocates, frees or runs anything while one measures; a program
 ///   that runs several cases lets go of it between them, once its GPU work is done;
 /// - an **exclusive** turn only while it measures: the timing loops (time_on_stream,
