@@ -5,7 +5,8 @@
 # compute-sanitizer on the references, with COURSE_CALIBRATE=1 the calibration programs
 # (tables and CSV for docs/data), and with COURSE_GRADE_CLASS=1 the class fixtures graded with
 # tools/grade-class on every GPU here (tests/grading/check_grade_class.py; class.csv kept), and
-# with COURSE_PROFILE=1 where each test run's time went (tools/profile-tests.py, profile-N.txt).
+# with COURSE_PROFILE=1 where each test run's time went (tools/profile-tests.py, profile-N.txt),
+# and with COURSE_STRESS_TURNS=1 the GPU turn's yielding stressed (tools/stress-gpu-turns.py).
 # Usage: tools/gpu-run.sh [log-dir]   Exit status: non-zero if a reference test or a fixture
 # verdict failed (the grade workflow is expected to fail on untouched starters).
 set -uo pipefail
@@ -73,6 +74,13 @@ if [ -z "${COURSE_SKIP_SANITIZER:-}" ] && command -v compute-sanitizer >/dev/nul
     echo "   $tool: exit $? ($(grep -E "tests passed|tests failed" "$logs/sanitizer-$tool.log"))"
   done
 fi
+stress_status=0
+if [ -n "${COURSE_STRESS_TURNS:-}" ]; then
+  echo "== the GPU turn's yielding, stressed (tools/stress-gpu-turns.py)"
+  python3 tools/stress-gpu-turns.py --build build --logs "$logs/stress" >"$logs/stress.txt" 2>&1
+  stress_status=$?
+  cat "$logs/stress.txt"
+fi
 class_status=0
 if [ -n "${COURSE_GRADE_CLASS:-}" ]; then
   echo "== class fixtures graded with tools/grade-class (tests/grading/check_grade_class.py)"
@@ -81,4 +89,4 @@ if [ -n "${COURSE_GRADE_CLASS:-}" ]; then
   tail -n 25 "$logs/class.log"
   cp "$logs/class/graded/class.csv" "$logs/class/graded/class-timing.csv" "$logs/" 2>/dev/null
 fi
-exit $(( test_status != 0 || fixture_status != 0 || class_status != 0 ))
+exit $(( test_status != 0 || fixture_status != 0 || class_status != 0 || stress_status != 0 ))

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Stresses the GPU turn's yielding (tests/support/include/course/gpu_turn.h) on a GPU machine.
+
+The references' test programs of a build run eight at a time with a turn file whose queue is
+held shared throughout, as if a measurement always waited: every program yields its shared
+turn as often as it can (every few milliseconds), so that a yield that can hang (a wait for the
+program's GPU work that needs a lock a held call has) shows within a minute or two. A program
+that runs past --limit seconds is a hang: its threads' wait channels (and stacks, with gdb) are
+written to the log folder, and the exit status is 1. On the H100 (2026-11-25) the former yield,
+which waited through the runtime from the program's start, hung 8 of 72 programs in 100 s; the
+present one none of 163.
+
+Usage: tools/stress-gpu-turns.py [--build build] [--seconds 100] [--logs DIR] [-- FLAG...]"""
+import argparse
+import collections
+import fcntl
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+# Programs and cases with many CUDA calls, threads, timers and host-side timing.
+JOBS = [("solution_ch01_measuring_tests", "-BandwidthFormula.*"),
+        ("solution_ch09_instructions_tests", "*Perf*"),
+        ("solution_ch08_execution_config_tests", "RunTasks*:Chase*"),
+        ("solution_ch02_transfers_tests", "*Pinned*:*Upload*"),
+        ("solution_ch01_measuring_tests", "BandwidthPerf.*")]
+SKIPPED = 77  # a program whose tests all skipped (no GPU; tests/support/src/gtest_main.cpp)
+
+
+def describe_hang(process, log):
+    with open(log, "w") as out:
+        for task in sorted(pathlib.Path(f"/proc/{process.pid}/task").glob("*")):
+            def read(name):
+                try:
+                    return (task / name).read_text().strip()
+                except OSError as error:
+                    return str(error)
+            out.write(f"thread {task.name} {read('comm')} wchan={read('wchan')} syscall={read('syscall').split(' ')[0]}\n")
+        if shutil.which("gdb"):
+            out.write(subprocess.run(["gdb", "-p", str(process.pid), "-batch", "-ex", "thread apply all bt 25"],
+                                     capture_output=True, text=True, timeout=60).stdout)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--build", default="build")
+    parser.add_argument("--seconds", type=float, default=100)
+    parser.add_argument("--limit", type=float, default=90, help="seconds after which a program is a hang")
+    parser.add_argument("--at-once", type=int, default=8)
+    parser.add_argument("--logs", default=None)
+    parser.add_argument("flags", nargs="*", help="more flags for every program")
+    args = parser.parse_args()
+    build = pathlib.Path(args.build).resolve()
+    logs = pathlib.Path(args.logs or tempfile.mkdtemp(prefix="stress-gpu-turns-"))
+    logs.mkdir(parents=True, exist_ok=True)
+    missing = [exe for exe, _ in JOBS if not (build / exe).exists()]
+    if missing:
+        print(f"stress-gpu-turns: not built in {build}: {', '.join(sorted(set(missing)))}", file=sys.stderr)
+        return 2
+    turn = logs / "gpu.turn"
+    for end in ("", ".gate", ".queue"):
+        pathlib.Path(str(turn) + end).touch()
+    queue = open(str(turn) + ".queue")
+    fcntl.flock(queue, fcntl.LOCK_SH)  # a measurement always waits: every program yields
+    running, outcomes, durations, started = [], collections.Counter(), collections.defaultdict(list), 0
+    end = time.monotonic() + args.seconds
+    while time.monotonic() < end or running:
+        while time.monotonic() < end and len(running) < args.at_once:
+            exe, cases = JOBS[started % len(JOBS)]
+            started += 1
+            output = open(logs / f"run-{started}.txt", "w")
+            process = subprocess.Popen([str(build / exe), f"--gtest_filter={cases}", f"--course_gpu_lock={turn}",
+                                        *args.flags], stdout=output, stderr=subprocess.STDOUT, cwd=build)
+            running.append((process, exe, cases, time.monotonic(), started))
+        time.sleep(0.05)
+        for item in list(running):
+            process, exe, cases, since, number = item
+            status = process.poll()
+            if status is None and time.monotonic() - since > args.limit:
+                describe_hang(process, logs / f"hang-{number}.txt")
+                process.kill()
+                process.wait()
+                status = "hang"
+            if status is None:
+                continue
+            running.remove(item)
+            durations[f"{exe} {cases}"].append(time.monotonic() - since)
+            outcomes[(exe, cases, status)] += 1
+            if status == 0:
+                (logs / f"run-{number}.txt").unlink(missing_ok=True)
+    print(f"stress-gpu-turns: {started} programs in {args.seconds:.0f} s, {args.at_once} at a time; logs in {logs}")
+    for (exe, cases, status), count in sorted(outcomes.items(), key=str):
+        print(f"  {count:4d} x {'exit ' + str(status) if status != 'hang' else 'HANG'}  {exe} {cases}")
+    for name, times in sorted(durations.items()):
+        times.sort()
+        print(f"  {name}: median {times[len(times) // 2]:.1f} s, longest {times[-1]:.1f} s")
+    if all(status == SKIPPED for _, _, status in outcomes):
+        print("stress-gpu-turns: every program skipped its tests (no GPU here): nothing was stressed", file=sys.stderr)
+        return 2
+    hangs = sum(count for (_, _, status), count in outcomes.items() if status == "hang")
+    failed = sum(count for (_, _, status), count in outcomes.items() if status not in (0, "hang"))
+    return 1 if hangs or failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
