@@ -47,6 +47,8 @@ namespace {
 // timed: within 2% (95% confidence), far inside every threshold's margin. A kernel that runs
 // alone on the GPU repeats to well within that (on the H100, most of them within 0.5%), so
 // most measurements stop at the fewest and only noisy ones take more.
+// The timing goes on until the recorded call (FreshCalls::rules) has come, wherever it was drawn:
+// code that takes another path only for its first calls is caught as often as before.
 constexpr int kFewestRepetitions = 8;
 constexpr double kSettledWidth = 0.02;
 bool enough_repetitions(const std::vector<double>& samples, int fewest) {
@@ -230,7 +232,7 @@ TimingStats timed_on_stream(const std::function<void(cudaStream_t)>& work, cudaS
   std::vector<double> samples, host_samples;
   samples.reserve(static_cast<std::size_t>(repetitions));
   const int fewest = repeat == Repeat::all ? repetitions : std::min(repetitions, kFewestRepetitions);
-  for (int i = 0; i < repetitions && !enough_repetitions(samples, fewest); ++i) {
+  for (int i = 0; i < repetitions && (!enough_repetitions(samples, fewest) || slot >= warmups + i); ++i) {
     if (warmups + i == slot) record();
     freshness.before();
     busy.before_repetition();
@@ -248,8 +250,7 @@ TimingStats timed_on_stream(const std::function<void(cudaStream_t)>& work, cudaS
     host_samples.push_back(std::chrono::duration<double, std::milli>(host_stop - host_start).count());
     freshness.after();
   }
-  // A slot past the last call made (the median settled early, or the slot after the last): the next call.
-  if (slot >= warmups + static_cast<int>(samples.size())) record();
+  if (slot >= warmups + static_cast<int>(samples.size())) record();  // the slot after the last call
   const std::string damage = guard_check_all();
   if (!damage.empty()) throw OutOfBoundsWrite("the timed code " + damage);
   TimingStats stats = summarize_timings(std::move(samples));
@@ -277,7 +278,7 @@ TimingStats timed_on_host(const std::function<void()>& work, const FreshCalls* f
   CUDA_CHECK(cudaGetLastError());
   std::vector<double> samples;
   const int fewest = std::min(repetitions, kFewestRepetitions);
-  for (int i = 0; i < repetitions && !enough_repetitions(samples, fewest); ++i) {
+  for (int i = 0; i < repetitions && (!enough_repetitions(samples, fewest) || slot >= warmups + i); ++i) {
     if (warmups + i == slot) record();
     freshness.before();
     const auto start = std::chrono::steady_clock::now();

@@ -44,7 +44,7 @@ struct FreshCalls {
   std::function<::testing::AssertionResult()> check;
   /// Optional: the exercise's rules (technique.h), held against what one call did. That call is
   /// drawn at random among all of them, warm-ups and timed ones alike (up to the most
-  /// repetitions: a draw past the last call made is the next call), and recorded (activity.h)
+  /// repetitions: the timing goes on at least until the drawn call), and recorded (activity.h)
   /// instead of timed; one more repetition is timed in its place. No call can count on going
   /// unwatched: code that takes another path at the perf test's size, or after its first calls,
   /// is held to the rules that the technique test's call was.
