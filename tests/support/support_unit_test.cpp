@@ -9,6 +9,7 @@
 #include <fstream>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <set>
@@ -442,33 +443,21 @@ TEST(GpuTurn, AProgramYieldsItsSharedTurnToAWaitingMeasurement) {
   }
   // The turn is held again: a later measurement waits for the next yield, which comes.
   EXPECT_FALSE(turn_free(path, LOCK_EX)) << "the shared turn was not taken back";
+  // A measurement that begins while `when` holds is not given the turn until `ended` has run.
+  const auto not_yielded = [&](const char* when, const std::function<void()>& ended) {
+    std::atomic<bool> given{false}, release{true};
+    std::thread measurement = take_turn(path, GpuTurnMode::exclusive, given, release);
+    EXPECT_FALSE(becomes_true_within(given, short_wait)) << "yielded " << when;
+    ended();
+    EXPECT_TRUE(becomes_true_within(given, long_wait)) << "not yielded once no longer " << when;
+    measurement.join();
+  };
   course::cuda_capture_began();
-  {
-    std::atomic<bool> given{false}, release{true};
-    std::thread measurement = take_turn(path, GpuTurnMode::exclusive, given, release);
-    EXPECT_FALSE(becomes_true_within(given, short_wait)) << "yielded during a stream capture";
-    course::cuda_capture_ended();
-    EXPECT_TRUE(becomes_true_within(given, long_wait));
-    measurement.join();
-  }
-  {
-    std::optional<course::KeepGpuTurn> kept(std::in_place);
-    std::atomic<bool> given{false}, release{true};
-    std::thread measurement = take_turn(path, GpuTurnMode::exclusive, given, release);
-    EXPECT_FALSE(becomes_true_within(given, short_wait)) << "yielded inside a KeepGpuTurn scope";
-    kept.reset();
-    EXPECT_TRUE(becomes_true_within(given, long_wait)) << "not yielded after the KeepGpuTurn scope";
-    measurement.join();
-  }
+  not_yielded("during a stream capture", [] { course::cuda_capture_ended(); });
+  std::optional<course::KeepGpuTurn> kept(std::in_place);
+  not_yielded("inside a KeepGpuTurn scope", [&] { kept.reset(); });
   course::hold_gpu_turn_to_the_end();
-  {
-    std::atomic<bool> given{false}, release{true};
-    std::thread measurement = take_turn(path, GpuTurnMode::exclusive, given, release);
-    EXPECT_FALSE(becomes_true_within(given, short_wait)) << "yielded after hold_gpu_turn_to_the_end";
-    course::disarm_gpu_turn();
-    EXPECT_TRUE(becomes_true_within(given, long_wait));
-    measurement.join();
-  }
+  not_yielded("after hold_gpu_turn_to_the_end", [] { course::disarm_gpu_turn(); });
   remove_turn_files(path);
 }
 
