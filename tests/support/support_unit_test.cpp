@@ -407,7 +407,7 @@ bool turn_free(const std::string& path, int mode) {
   return taken;
 }
 
-// A program that yields (GpuTurnOptions::yield_to_measurements) lets go of its shared turn when a
+// A program that yields (start_yielding_gpu_turn) lets go of its shared turn when a
 // measurement waits, once its calls under way have ended and its GPU work has been waited for;
 // the calls it begins meanwhile wait until it has the turn back. Never while a capture is under
 // way, inside a KeepGpuTurn scope, nor after hold_gpu_turn_to_the_end.
@@ -416,10 +416,8 @@ TEST(GpuTurn, AProgramYieldsItsSharedTurnToAWaitingMeasurement) {
   const std::string path = testing::TempDir() + "course-gpu-turn-yield-" + std::to_string(::getpid()) + ".lock";
   const std::chrono::milliseconds short_wait(400), long_wait(10000);
   std::atomic<int> waited_for_all{0};
-  course::GpuTurnOptions options;
-  options.yield_to_measurements = true;
-  options.wait_for_all_gpu_work = [&] { ++waited_for_all; };
-  course::arm_gpu_turn(path, std::move(options));
+  course::arm_gpu_turn(path);
+  course::start_yielding_gpu_turn([&] { ++waited_for_all; });
   course::cuda_call_begins();  // a first call: the program has GPU work to wait for from now on
   {
     std::atomic<bool> given{false}, release{false};

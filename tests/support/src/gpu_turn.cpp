@@ -168,7 +168,8 @@ thread_local bool CallGate::bypass_ = false;
 struct TurnState {
   std::mutex mutex;
   std::unique_ptr<GpuTurn> turn;  // armed when set; holds the shared turn outside exclusive scopes
-  GpuTurnOptions options;
+  std::function<void()> wait_for_gpu_work;      // before the program lets go of a turn
+  std::function<void()> wait_for_all_gpu_work;  // the same, from the yielding thread
   int exclusive_depth = 0;
   bool paused = false;  // between two cases: no turn held (pause_gpu_turn)
   std::chrono::steady_clock::time_point exclusive_since;
@@ -209,7 +210,7 @@ TurnState& turn_state() {
 }
 
 void switch_turn(TurnState& state, GpuTurnMode mode, const char* waiting) {
-  if (state.options.wait_for_gpu_work) state.options.wait_for_gpu_work();  // none of it may run into another's turn
+  if (state.wait_for_gpu_work) state.wait_for_gpu_work();  // none of it may run into another's turn
   const ProfileScope phase(waiting);
   state.turn->take(mode);
 }
@@ -245,9 +246,9 @@ void yield_to_measurements(TurnState& state) {
       if (!state.calls.close(kCallsEndWithin)) continue;
     }
     state.calls.now("waiting for the program's GPU work");
-    if (state.calls.called() && state.options.wait_for_all_gpu_work) {
+    if (state.calls.called() && state.wait_for_all_gpu_work) {
       const ProfileScope phase("GPU turn: yielding, waiting for the program's GPU work");
-      state.options.wait_for_all_gpu_work();
+      state.wait_for_all_gpu_work();
     }
     state.turn->release();
     shared_given_back(state);
@@ -264,11 +265,6 @@ void yield_to_measurements(TurnState& state) {
   }
 }
 
-void start_yielder(TurnState& state) {
-  state.yielding = true;
-  state.yielder = std::thread(yield_to_measurements, std::ref(state));
-}
-
 void stop_yielding(TurnState& state, std::unique_lock<std::mutex>& guard) {
   if (!state.yielder.joinable()) return;
   state.stop_yielder = true;
@@ -280,35 +276,28 @@ void stop_yielding(TurnState& state, std::unique_lock<std::mutex>& guard) {
 }
 }  // namespace
 
-void arm_gpu_turn(const std::string& path, GpuTurnOptions options) {
+void arm_gpu_turn(const std::string& path, std::function<void()> wait_for_gpu_work) {
   TurnState& state = turn_state();
   std::unique_lock<std::mutex> guard(state.mutex);
   stop_yielding(state, guard);
   state.turn.reset();
   state.exclusive_depth = 0;
   state.paused = false;
-  state.options = std::move(options);
+  state.wait_for_gpu_work = std::move(wait_for_gpu_work);
   {
     const ProfileScope phase("GPU turn: waiting for the shared one");
     state.turn = std::make_unique<GpuTurn>(path, GpuTurnMode::shared);
   }
   shared_taken(state);
-  if (state.options.yield_to_measurements) start_yielder(state);
 }
 
 void start_yielding_gpu_turn(std::function<void()> wait_for_all_gpu_work) {
   TurnState& state = turn_state();
   const std::lock_guard<std::mutex> guard(state.mutex);
   if (!state.turn || state.yielder.joinable()) return;
-  state.options.yield_to_measurements = true;
-  state.options.wait_for_all_gpu_work = std::move(wait_for_all_gpu_work);
-  start_yielder(state);
-}
-
-void arm_gpu_turn(const std::string& path, std::function<void()> wait_for_gpu_work) {
-  GpuTurnOptions options;
-  options.wait_for_gpu_work = std::move(wait_for_gpu_work);
-  arm_gpu_turn(path, std::move(options));
+  state.wait_for_all_gpu_work = std::move(wait_for_all_gpu_work);
+  state.yielding = true;
+  state.yielder = std::thread(yield_to_measurements, std::ref(state));
 }
 
 void disarm_gpu_turn() {
@@ -319,7 +308,8 @@ void disarm_gpu_turn() {
   state.turn.reset();
   state.exclusive_depth = 0;
   state.paused = false;
-  state.options = GpuTurnOptions{};
+  state.wait_for_gpu_work = nullptr;
+  state.wait_for_all_gpu_work = nullptr;
 }
 
 void cuda_call_begins() { turn_state().calls.begin(); }
@@ -337,7 +327,7 @@ void pause_gpu_turn() {
   TurnState& state = turn_state();
   const std::lock_guard<std::mutex> guard(state.mutex);
   if (!state.turn || state.exclusive_depth > 0 || state.paused) return;
-  if (state.options.wait_for_gpu_work) state.options.wait_for_gpu_work();  // none of it may run into another's turn
+  if (state.wait_for_gpu_work) state.wait_for_gpu_work();  // none of it may run into another's turn
   state.turn->release();
   shared_given_back(state);
   state.paused = true;

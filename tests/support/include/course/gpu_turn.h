@@ -93,24 +93,10 @@ class GpuTurn {
   int probe_ = -1;  // the queue once more: flock sees this descriptor's lock apart from queue_'s
 };
 
-/// How an armed program waits for its GPU work, and whether it yields its shared turn.
-struct GpuTurnOptions {
-  /// Runs, on the thread that switches turns, before the program lets go of one (main() gives
-  /// cudaDeviceSynchronize).
-  std::function<void()> wait_for_gpu_work;
-  /// Yield the shared turn to waiting measurements (above). Only for a program whose every CUDA
-  /// call passes cuda_call_begins / cuda_call_ends.
-  bool yield_to_measurements = false;
-  /// With yield_to_measurements: waits, from another thread, for the GPU work of every device the
-  /// program uses (driver_wait_for_every_device, gpu.h).
-  std::function<void()> wait_for_all_gpu_work;
-};
-
 /// Arms this program's turns on `path` (main(), from --course_gpu_lock) and takes the shared turn
-/// now, kept until the program exits (or yielded, see above). Throws std::runtime_error when the
-/// lock cannot be taken.
-void arm_gpu_turn(const std::string& path, GpuTurnOptions options);
-/// The same with only `wait_for_gpu_work` (no yielding).
+/// now, kept until the program exits (or yielded: start_yielding_gpu_turn). `wait_for_gpu_work`
+/// runs, on the thread that switches turns, before the program lets go of one (main() gives
+/// cudaDeviceSynchronize). Throws std::runtime_error when the lock cannot be taken.
 void arm_gpu_turn(const std::string& path, std::function<void()> wait_for_gpu_work = {});
 
 /// Called as each CUDA call of the program begins and ends (CUPTI callbacks; the unit tests call
