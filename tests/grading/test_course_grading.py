@@ -330,6 +330,20 @@ class Submissions(unittest.TestCase):
                 S.course_root_in(linked_root)
             self.assertFalse((clean / "chapters/06-transpose/transpose.cu").exists())
 
+    def test_a_reused_workspace_keeps_nothing_of_the_earlier_submissions_logs(self):
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder)
+            ws = G.prepare(COURSE, root / "work", sandbox=False)
+            # What an earlier grading left: logs of a phase that the next one may not run.
+            (ws.root / "ctest-side-by-side-one-by-one.log").write_text("the earlier student's output\n")
+            (ws.root / "ctest-side-by-side-one-by-one.xml").write_text("<testsuites/>\n")
+            upload = root / "upload"
+            upload.mkdir()
+            (upload / "transpose.cu").write_text("// mine\n")
+            taken, _ = G.take(ws, upload, ["06-transpose"])
+            self.assertEqual(taken, [pathlib.Path("chapters/06-transpose/transpose.cu")])
+            self.assertEqual(list(ws.root.glob("ctest-*")), [])
+
     def test_names(self):
         self.assertEqual(S.student_name("/x/ada.tar.gz"), "ada")
         self.assertEqual(S.student_name("/x/ben.bundle"), "ben")

@@ -152,6 +152,10 @@ def take(ws, submission, chapters):
     for folder in (unpacked, ws.scratch, ws.root / "tmp", ws.root / "home"):
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir()
+    # Nor its ctest logs and reports: a phase that does not run for this one (no case left to run
+    # one by one) would otherwise leave the earlier submission's log in this one's ctest.log.
+    for earlier in ws.root.glob("ctest-*"):
+        earlier.unlink()
     git_sandbox = confined(ws, write=[unpacked], read=[pathlib.Path(submission).resolve()])
     S.restore_starters(ws.pristine, ws.course)
     try:
