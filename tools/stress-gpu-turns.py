@@ -61,7 +61,7 @@ def main():
         print(f"stress-gpu-turns: not built in {build}: {', '.join(sorted(set(missing)))}", file=sys.stderr)
         return 2
     turn = logs / "gpu.turn"
-    for end in ("", ".gate", ".queue"):
+    for end in ("", ".gate", ".queue", ".context"):
         pathlib.Path(str(turn) + end).touch()
     queue = open(str(turn) + ".queue")
     fcntl.flock(queue, fcntl.LOCK_SH)  # a measurement always waits: every program yields

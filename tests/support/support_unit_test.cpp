@@ -222,9 +222,9 @@ std::thread take_turn(const std::string& path, course::GpuTurnMode mode, std::at
   });
 }
 
-// The lock file of a GPU turn and the two beside it (course/gpu_turn.h).
+// The lock file of a GPU turn and the three beside it (course/gpu_turn.h).
 void remove_turn_files(const std::string& path) {
-  for (const char* end : {"", ".gate", ".queue"}) ::unlink((path + end).c_str());
+  for (const char* end : {"", ".gate", ".queue", ".context"}) ::unlink((path + end).c_str());
 }
 
 bool becomes_true_within(const std::atomic<bool>& flag, std::chrono::milliseconds patience) {
@@ -261,6 +261,33 @@ TEST(GpuTurn, ExclusiveTurnsWaitForEveryOtherAndSharedOnesGoTogether) {
   EXPECT_TRUE(becomes_true_within(late_given, long_wait));
   late_release = true;
   late.join();
+  remove_turn_files(path);
+}
+
+// One program at a time makes its context (the context turn), and one that waits for it holds no
+// turn: a measurement goes on meanwhile.
+TEST(GpuTurn, ContextsAreMadeOneAtATimeAndTheirQueueHoldsNoTurn) {
+  using course::GpuTurnMode;
+  const std::string path = testing::TempDir() + "course-gpu-turn-context-" + std::to_string(::getpid()) + ".lock";
+  const std::chrono::milliseconds short_wait(300), long_wait(10000);
+  course::GpuTurn making(path);
+  making.take_context_turn();
+  std::atomic<bool> next_given{false}, next_release{false};
+  std::thread next([&] {
+    course::GpuTurn turn(path);
+    turn.take_context_turn();
+    next_given = true;
+    while (!next_release) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  });
+  EXPECT_FALSE(becomes_true_within(next_given, short_wait)) << "two programs were given the context turn at once";
+  std::atomic<bool> measured{false}, measured_release{true};
+  std::thread measurement = take_turn(path, GpuTurnMode::exclusive, measured, measured_release);
+  EXPECT_TRUE(becomes_true_within(measured, long_wait)) << "a measurement waited for programs that wait to make a context";
+  measurement.join();
+  making.release_context_turn();
+  EXPECT_TRUE(becomes_true_within(next_given, long_wait));
+  next_release = true;
+  next.join();
   remove_turn_files(path);
 }
 
@@ -405,6 +432,48 @@ bool turn_free(const std::string& path, int mode) {
   const bool taken = ::flock(fd, mode | LOCK_NB) == 0;
   ::close(fd);
   return taken;
+}
+
+// A program makes its context in the context turn, taken at arm_gpu_turn and let go of once
+// context_made, and tears it down (at exit) in the context turn again, which
+// hold_gpu_turn_to_the_end waits for holding no turn.
+TEST(GpuTurn, AProgramMakesAndTearsDownItsContextInTheContextTurn) {
+  using course::GpuTurnMode;
+  const std::string path = testing::TempDir() + "course-gpu-turn-made-" + std::to_string(::getpid()) + ".lock";
+  const std::chrono::milliseconds short_wait(300), long_wait(10000);
+  course::arm_gpu_turn(path, [] {});
+  std::atomic<bool> next_given{false}, next_release{false};
+  std::thread next([&] {
+    course::GpuTurn turn(path);
+    turn.take_context_turn();
+    next_given = true;
+    while (!next_release) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  });
+  EXPECT_FALSE(becomes_true_within(next_given, short_wait)) << "another program made its context beside this one's";
+  course::context_made();
+  EXPECT_TRUE(becomes_true_within(next_given, long_wait)) << "the context turn was kept after the context was made";
+  // The end: the program lets go of its shared turn while it waits for the context turn.
+  std::atomic<bool> held_to_the_end{false};
+  std::thread ending([&] {
+    course::hold_gpu_turn_to_the_end();
+    held_to_the_end = true;
+  });
+  {
+    std::atomic<bool> given{false}, release{true};
+    std::thread measurement = take_turn(path, GpuTurnMode::exclusive, given, release);
+    EXPECT_TRUE(becomes_true_within(given, long_wait)) << "the ending program kept its turn while it waited";
+    measurement.join();
+  }
+  EXPECT_FALSE(held_to_the_end) << "the teardown went on beside another program's context";
+  next_release = true;
+  next.join();
+  EXPECT_TRUE(becomes_true_within(held_to_the_end, long_wait));
+  ending.join();
+  EXPECT_FALSE(turn_free(path, LOCK_EX)) << "the shared turn was not taken for the teardown";
+  EXPECT_FALSE(turn_free(path + ".context", LOCK_EX)) << "the context turn was not taken for the teardown";
+  course::disarm_gpu_turn();
+  EXPECT_TRUE(turn_free(path + ".context", LOCK_EX));
+  remove_turn_files(path);
 }
 
 // A program that yields (start_yielding_gpu_turn) lets go of its shared turn when a

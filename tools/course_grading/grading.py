@@ -291,8 +291,8 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
     Returns (results, seconds testing, seconds waiting for the GPU, {phase: seconds})."""
     class_turns = lock_dir is not None and gpu is not None
     turns = pathlib.Path(lock_dir) / f"gpu-{gpu}.turn" if class_turns else ws.scratch / "gpu-turn.lock"
-    turn_files = [turns, *(turns.with_name(turns.name + end) for end in (".gate", ".queue"))]  # (course/gpu_turn.h)
-    if class_turns:  # made here, so that the sandbox need only let the programs write these two
+    turn_files = [turns, *(turns.with_name(turns.name + end) for end in (".gate", ".queue", ".context"))]  # (course/gpu_turn.h)
+    if class_turns:  # made here, so that the sandbox need only let the programs write these
         for path in turn_files:
             path.touch()
     if ws.sandbox:

@@ -43,8 +43,9 @@ GpuTurn::GpuTurn(const std::string& path) : path_(path) {
     queue_ = open_lock(path + ".queue");
     probe_ = open_lock(path + ".queue");
     lock_ = open_lock(path);
+    context_ = open_lock(path + ".context");
   } catch (...) {
-    for (int fd : {gate_, queue_, probe_})
+    for (int fd : {gate_, queue_, probe_, lock_})
       if (fd >= 0) ::close(fd);
     throw;
   }
@@ -54,13 +55,13 @@ GpuTurn::GpuTurn(const std::string& path, GpuTurnMode mode) : GpuTurn(path) {
   try {
     take(mode);
   } catch (...) {
-    for (int fd : {lock_, gate_, queue_, probe_}) ::close(fd);
+    for (int fd : {lock_, gate_, queue_, probe_, context_}) ::close(fd);
     throw;
   }
 }
 
 GpuTurn::~GpuTurn() {
-  for (int fd : {lock_, gate_, queue_, probe_}) ::close(fd);  // closing them lets go of the locks
+  for (int fd : {lock_, gate_, queue_, probe_, context_}) ::close(fd);  // closing them lets go of the locks
 }
 
 void GpuTurn::take(GpuTurnMode mode) {
@@ -88,6 +89,10 @@ void GpuTurn::release() {
   ::flock(lock_, LOCK_UN);
   ::flock(gate_, LOCK_UN);  // held only by a measurement (nothing otherwise)
 }
+
+void GpuTurn::take_context_turn() { lock(context_, LOCK_EX, path_ + ".context"); }
+
+void GpuTurn::release_context_turn() { ::flock(context_, LOCK_UN); }
 
 bool GpuTurn::measurement_waits() {
   // A measurement holds the queue shared while it waits; another program that looks at the queue
@@ -284,11 +289,23 @@ void arm_gpu_turn(const std::string& path, std::function<void()> wait_for_gpu_wo
   state.exclusive_depth = 0;
   state.paused = false;
   state.wait_for_gpu_work = std::move(wait_for_gpu_work);
+  auto turn = std::make_unique<GpuTurn>(path);
+  {
+    const ProfileScope phase("GPU turn: waiting for the context turn");
+    turn->take_context_turn();  // first, holding no turn (gpu_turn.h)
+  }
   {
     const ProfileScope phase("GPU turn: waiting for the shared one");
-    state.turn = std::make_unique<GpuTurn>(path, GpuTurnMode::shared);
+    turn->take(GpuTurnMode::shared);
   }
+  state.turn = std::move(turn);
   shared_taken(state);
+}
+
+void context_made() {
+  TurnState& state = turn_state();
+  const std::lock_guard<std::mutex> guard(state.mutex);
+  if (state.turn) state.turn->release_context_turn();
 }
 
 void start_yielding_gpu_turn(std::function<void()> wait_for_all_gpu_work) {
@@ -348,10 +365,30 @@ void resume_gpu_turn() {
 }
 
 void hold_gpu_turn_to_the_end() {
-  resume_gpu_turn();
   TurnState& state = turn_state();
   const std::lock_guard<std::mutex> guard(state.mutex);  // after a yield under way has ended
   state.yielding = false;
+  if (!state.turn) return;
+  // The context turn is waited for holding no turn, as at the start (no program that holds the
+  // context turn may wait for one that waits for it).
+  if (!state.paused) {
+    if (state.wait_for_gpu_work) state.wait_for_gpu_work();
+    state.turn->release();
+    shared_given_back(state);
+  }
+  state.exclusive_depth = 0;  // (none is left open by then: its scope has ended)
+  try {
+    {
+      const ProfileScope phase("GPU turn: waiting for the context turn");
+      state.turn->take_context_turn();
+    }
+    const ProfileScope phase("GPU turn: waiting for the shared one");
+    state.turn->take(GpuTurnMode::shared);
+  } catch (const std::exception& error) {
+    lost_the_turn(error);
+  }
+  state.paused = false;
+  shared_taken(state);
 }
 
 void begin_exclusive_gpu_turn() {

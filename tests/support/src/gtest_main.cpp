@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
       }
       // The GPU turn (course/gpu_turn.h): the shared one before the context exists, kept until the
       // process has exited; the exclusive one while measuring, and through a test of a suite
-      // that measures the whole device.
+      // that measures the whole device. The context is made, and torn down, in the context turn.
       if (course::settings().gpu_lock) {
         course::arm_gpu_turn(*course::settings().gpu_lock, [] { (void)cudaDeviceSynchronize(); });
         ::testing::UnitTest::GetInstance()->listeners().Append(new TurnAroundTests);
@@ -86,6 +86,7 @@ int main(int argc, char** argv) {
         const course::ProfileScope context("context");
         (void)cudaFree(nullptr);  // the context, made here (in the turn) rather than inside a test
       }
+      course::context_made();  // the next program may make its own (gpu_turn.h)
       if (why) {
         std::printf("[  COURSE  ] %s\n", why->c_str());
       } else {

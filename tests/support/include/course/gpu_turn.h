@@ -49,11 +49,18 @@
 /// only then do the shared turns come back: one drain of the GPU serves every measurement that
 /// queued meanwhile, rather than one each, and no measurement is starved by later shared turns.
 ///
+/// A fourth file, PATH.context, lets one program at a time make its CUDA context, and tear it
+/// down: the driver does one after another anyway (on the H100, one alone takes 0.06-0.1 s; eight
+/// that begin together 0.83 s each), and a context in the making cannot yield, so a measurement
+/// that came then waited for every one begun, most after a measurement had let several programs
+/// start at once. A program takes PATH.context before the shared turn, holding no turn while it
+/// waits for it: a measurement then waits for one context at most.
+///
 /// The lock orders the judge's own programs: one grading's, or with a grader's class turn file
 /// (tools/grade-class) every grading's on that GPU. A program waits for its GPU work before it
 /// lets go of a turn, so what the code under test launched runs inside that program's turn. The
 /// code under test cannot call flock or open files (the code policy), nor write the turn files
-/// (the sandbox lets the judge's programs write only these three).
+/// (the sandbox lets the judge's programs write only these four).
 #pragma once
 
 #include <functional>
@@ -84,6 +91,11 @@ class GpuTurn {
   /// Whether another program waits for the exclusive turn (it holds PATH.queue while it waits),
   /// seen without waiting; for a program that holds a turn.
   bool measurement_waits();
+  /// Waits until no other program makes or tears down its context (PATH.context) and holds that
+  /// (above); never called while a turn is held. Throws std::runtime_error when it cannot lock.
+  void take_context_turn();
+  /// Lets go of what take_context_turn took.
+  void release_context_turn();
 
  private:
   std::string path_;
@@ -91,13 +103,18 @@ class GpuTurn {
   int gate_ = -1;
   int queue_ = -1;
   int probe_ = -1;  // the queue once more: flock sees this descriptor's lock apart from queue_'s
+  int context_ = -1;
 };
 
-/// Arms this program's turns on `path` (main(), from --course_gpu_lock) and takes the shared turn
-/// now, kept until the program exits (or yielded: start_yielding_gpu_turn). `wait_for_gpu_work`
-/// runs, on the thread that switches turns, before the program lets go of one (main() gives
-/// cudaDeviceSynchronize). Throws std::runtime_error when the lock cannot be taken.
+/// Arms this program's turns on `path` (main(), from --course_gpu_lock) and takes the context
+/// turn, then the shared turn, kept until the program exits (or yielded: start_yielding_gpu_turn);
+/// the context turn until context_made. `wait_for_gpu_work` runs, on the thread that switches
+/// turns, before the program lets go of one (main() gives cudaDeviceSynchronize). Throws
+/// std::runtime_error when the lock cannot be taken.
 void arm_gpu_turn(const std::string& path, std::function<void()> wait_for_gpu_work = {});
+/// Once the program's CUDA context exists (or it makes none): lets go of the context turn that
+/// arm_gpu_turn took. Nothing when unarmed.
+void context_made();
 
 /// Called as each CUDA call of the program begins and ends (CUPTI callbacks; the unit tests call
 /// them by hand). Calls nested in a call (the runtime's own driver calls) pass as one. While a
@@ -114,8 +131,9 @@ void start_yielding_gpu_turn(std::function<void()> wait_for_all_gpu_work);
 void cuda_capture_began();
 void cuda_capture_ended();  ///< see cuda_capture_began
 
-/// Before the program exits (main()): takes the shared turn again if paused and yields it no
-/// more, so that the context's teardown, at exit, happens inside the turn.
+/// Before the program exits (main()): yields the shared turn no more, lets go of it, and takes
+/// the context turn and then the shared turn, both kept to the end, so that the context's
+/// teardown, at exit, happens inside the turn and one program's at a time.
 void hold_gpu_turn_to_the_end();
 
 /// Lets go of every turn and disarms (the unit tests; a program keeps its shared turn to the end).
