@@ -290,10 +290,8 @@ function(course_add_chapter chapter)
                                        "${CMAKE_BINARY_DIR}/course-build-status/solution-${chapter}")
   endif()
 
-  # The tests are compiled once ...
-  add_library(${id}_tests_obj OBJECT ${test_sources})
-  target_link_libraries(${id}_tests_obj PUBLIC course_support GTest::gtest ${id}_contract)
-  target_include_directories(${id}_tests_obj PRIVATE "${test_dir}")
+  # The tests are compiled once (or imported from the class's prebuilt judge, CoursePrebuilt.cmake) ...
+  course_chapter_tests(${id} "${test_dir}" "${test_sources}")
   set(extra_libraries "")
   set(extra_test_environment "")
   set(extra_test_filter "")
@@ -302,12 +300,17 @@ function(course_add_chapter chapter)
   if(EXISTS "${test_dir}/extra.cmake")
     include("${test_dir}/extra.cmake")  # may append to extra_libraries
   endif()
-  target_link_libraries(${id}_tests_obj PUBLIC ${extra_libraries})
+  if(COURSE_PREBUILT_DIR AND extra_libraries)
+    target_link_libraries(${id}_tests_obj INTERFACE ${extra_libraries})
+  elseif(extra_libraries)
+    target_link_libraries(${id}_tests_obj PUBLIC ${extra_libraries})
+  endif()
 
   # ... and linked twice: against the starter and against the reference.
   foreach(role IN LISTS roles)
     set(exe ${role}_${id}_tests)
     add_executable(${exe})
+    course_prebuilt_linker(${exe} "${test_sources}")
     course_link_test_program(${exe} ${id}_tests_obj ${id}_${role})
     set(status_dir "${CMAKE_BINARY_DIR}/course-build-status/${role}-${chapter}")
     if(role STREQUAL "student")

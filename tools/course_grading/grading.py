@@ -2,7 +2,8 @@
 
     prepare   a clean copy of the course (no solutions), the sandbox launcher, a configured build;
               a workspace can be reused for the next submission (tools/grade-class does, one per
-              worker), so the course is built once and each submission compiles only its files
+              worker), and with the class's judge compiled once (prebuild) a submission compiles
+              only its own files and links
     take      the submission's starter files, as plain bytes, into the copy
     build     the graded chapters, in a sandbox that may write only the build tree
     test      ctest, unconfined, running every test program in a sandbox that may write only a
@@ -184,18 +185,37 @@ def _take_one_of(paths, poll_seconds=0.5):
         time.sleep(poll_seconds)
 
 
-def build(ws, chapters, log_path, jobs, timeouts=None, env=None, build_locks=()):
+def prebuild(course_root, root, chapters, log_path, jobs):
+    """The judge compiled once for a class (cmake/CoursePrebuilt.cmake): the support library, the
+    GoogleTest main and the graded chapters' tests, in a clean copy of the course (the course's own
+    code only: unconfined). Returns its build tree, for build(prebuilt=...), and the seconds it took."""
+    started = time.monotonic()
+    ws = prepare(course_root, root, sandbox=False)
+    ws.build.mkdir(exist_ok=True)
+    with open(log_path, "a") as out:
+        def run(command):
+            return subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, cwd=ws.course).returncode == 0
+        if not (run(["cmake", "--preset", "default", f"-DCOURSE_GRADED_CHAPTERS={';'.join(chapters)}"])
+                and run(["cmake", "--build", str(ws.build), "--target", "course_prebuilt", "-j", str(jobs)])):
+            raise OSError(f"the class's judge did not build (see {log_path})")
+    return ws.build, time.monotonic() - started
+
+
+def build(ws, chapters, log_path, jobs, timeouts=None, env=None, build_locks=(), prebuilt=None):
     """Configures (once) and builds the graded chapters in a sandbox that may write only the build
     tree and the build's temporary folders. With `build_locks` (files), it first waits until it
     holds one of them: tools/grade-class builds at most two submissions per GPU at a time, so
-    that a GPU's three gradings fall out of step and one builds while the others test.
+    that a GPU's three gradings fall out of step and one builds while the others test. With
+    `prebuilt` (a build tree of prebuild), the judge is linked from there, not compiled.
     Returns (built, seconds building, chapters that did not build, seconds waiting to build)."""
     env = dict(env or os.environ)
     env.update(TMPDIR=str(ws.root / "tmp"), HOME=str(ws.root / "home"))
     ws.build.mkdir(exist_ok=True)
-    prefix = confined(ws, write=[ws.build, ws.root / "tmp", ws.root / "home"], read=[ws.course])
+    prefix = confined(ws, write=[ws.build, ws.root / "tmp", ws.root / "home"],
+                      read=[ws.course, *([prebuilt] if prebuilt else [])])
     launcher = f"{ws.launcher};-f;{ws.sandbox_args};--" if ws.sandbox else ""
-    options = [f"-DCOURSE_TEST_LAUNCHER={launcher}", f"-DCOURSE_TEST_REPORT_DIR={ws.records}"]
+    options = [f"-DCOURSE_TEST_LAUNCHER={launcher}", f"-DCOURSE_TEST_REPORT_DIR={ws.records}",
+               f"-DCOURSE_PREBUILT_DIR={prebuilt or ''}"]
     if timeouts:
         options += [f"-DCOURSE_CORRECTNESS_TIMEOUT={timeouts[0]}", f"-DCOURSE_PERF_TIMEOUT={timeouts[1]}"]
     waiting_since = time.monotonic()
