@@ -377,6 +377,7 @@ TEST(GpuTurn, AProgramHoldsTheSharedTurnAndTheExclusiveOneOnlyWhileItMeasures) {
   EXPECT_TRUE(course::suite_holds_the_gpu_throughout("EventTimerTechnique"));
   EXPECT_TRUE(course::suite_holds_the_gpu_throughout("ProcessStagedDeviceWide"));
   EXPECT_FALSE(course::suite_holds_the_gpu_throughout("TransposeTiledPerf"));
+  EXPECT_FALSE(course::suite_holds_the_gpu_throughout("TransposeTiledCountedTechnique"));  // only while counting
   remove_turn_files(path);
 }
 

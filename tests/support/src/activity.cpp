@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iterator>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -525,9 +526,14 @@ Activity record(const std::function<void()>& before, const std::function<void()>
   };
   for (auto kind : kinds) check(cuptiActivityEnable(kind), "enabling activity records");
   ExecutedInstructions executed;
+  // CUPTI's profiler counts for one process at a time: the exclusive GPU turn, from before the
+  // counting starts until it has been read (not around the whole test: its inputs and checks
+  // need not keep every other program off the GPU).
+  std::optional<ExclusiveGpuTurn> counting_alone;
   try {
     if (before) before();
     if (counting == Counting::instructions) {
+      counting_alone.emplace();
       CUDA_CHECK(cudaDeviceSynchronize());  // kernels are patched only while none is in flight
       counting_instructions = detail::start_counting_instructions(&not_counted);
     }
@@ -542,6 +548,7 @@ Activity record(const std::function<void()>& before, const std::function<void()>
     } else {
       executed.why_not = not_counted;
     }
+    counting_alone.reset();
   } catch (...) {
     stop();
     throw;

@@ -435,7 +435,7 @@ ExclusiveGpuTurn::~ExclusiveGpuTurn() { end_exclusive_gpu_turn(); }
 
 bool suite_holds_the_gpu_throughout(const char* suite) {
   const std::string name = suite != nullptr ? suite : "";
-  for (const char* word : {"DeviceWide", "Timer", "Counted"})
+  for (const char* word : {"DeviceWide", "Timer"})
     if (name.find(word) != std::string::npos) return true;
   return false;
 }

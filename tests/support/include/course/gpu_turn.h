@@ -13,9 +13,10 @@
 ///   or tears down a context, allocates, frees or runs anything while one measures; a program
 ///   that runs several cases lets go of it between them, once its GPU work is done;
 /// - an **exclusive** turn only while it measures: the timing loops (time_on_stream,
-///   time_on_host), the copy peaks, and every test of a suite that measures the whole device
-///   throughout (a timer, counted instructions, free memory; main() takes it before such a test
-///   and gives it back after).
+///   time_on_host), the copy peaks, the counting of instructions (record_activity: CUPTI's
+///   profiler counts for one process at a time), and every test of a suite that measures the
+///   whole device throughout (a timer, free memory; main() takes it before such a test and gives
+///   it back after).
 ///
 /// So several programs start, make their inputs, check their results and exit beside each other,
 /// and only their measurements queue. A program never waits while it holds a turn: it first waits
@@ -175,7 +176,8 @@ void begin_exclusive_gpu_turn();
 void end_exclusive_gpu_turn();
 
 /// Whether suite `suite` measures something of the whole device throughout its tests (a
-/// DeviceWide, Timer or Counted suite: cmake/CourseTestList.cmake runs them alone too).
+/// DeviceWide or Timer suite: cmake/CourseTestList.cmake runs them alone too; a Counted suite,
+/// which it also runs alone, holds the exclusive turn only while it counts).
 bool suite_holds_the_gpu_throughout(const char* suite);
 
 }  // namespace course
