@@ -297,11 +297,13 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
     inputs, correctness checks and exit overlap another's measurement. With `gpu` and a lock
     folder (tools/grade-class), that file is the GPU's, in the lock folder: every program of every
     grading on that GPU takes its turns with it, the side-by-side ones too, so that a measurement
-    has the GPU to itself while the other gradings' tests run between measurements; both phases
-    then hold the GPU's lock shared. Without them, the file is this grading's and the second phase
-    holds the GPU's lock exclusively. With `gpu`, the tests see that GPU alone; the multi-GPU
-    tests then run last with every GPU of `all_gpus`, holding all their locks exclusively (with
-    the class's turn file and one GPU in all, its lock shared, taking turns like the others).
+    has the GPU to itself while the other gradings' tests run between measurements; the two
+    phases are then one (`jobs` + 2 at a time, holding the GPU's lock shared), so that this
+    grading's measurements need not wait for its side-by-side tests to end. Without them, the
+    file is this grading's and the second phase holds the GPU's lock exclusively. With `gpu`, the
+    tests see that GPU alone; the multi-GPU tests then run last with every GPU of `all_gpus`,
+    holding all their locks exclusively (with the class's turn file and one GPU in all, they are
+    part of the one phase, taking turns like the others).
 
     With `batches` (the default), each phase runs in two passes. The first runs each program once
     per group of cases that share their properties (COURSE_TEST_BATCHES, a batch), which saves
@@ -327,11 +329,12 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
         in_batches = {b: cases for b, cases in R.batch_cases(ws.build, env=env, cwd=ws.course).items()
                       if selected.match(b)}
     turns = str(turns)
-    side_turns = turns if class_turns else None
-    alone_shared = class_turns  # the class's GPU turn keeps a measurement alone on its GPU
     locks = [gpu] if gpu is not None else []
-    side_by_side = ["-L", "^student$", "-LE", "^(alone|multi-gpu)$" if gpu is not None else "^alone$"]
-    alone = ["-L", "^student$", "-L", "^alone$", *(["-LE", "^multi-gpu$"] if gpu is not None else [])]
+    every_gpu = [g for g in (all_gpus or gpu).split(",") if g] if gpu is not None else []
+    # On a machine of one GPU the multi-GPU tests see only this grading's GPU: with the class's
+    # turn file they take turns like the others (holding the GPU's lock exclusively instead would
+    # wait for every other grading's phase to end, and hold up their next ones).
+    one_gpu = class_turns and every_gpu == [str(gpu)]
     graded, waited, seconds = [], 0.0, {}
 
     def run(phase, selection, visible, phase_locks, shared, phase_jobs, turn_lock=None, pass_env=None):
@@ -365,12 +368,24 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
             return []
         return R.read_junit(junit, properties, reports=ws.records)
 
+    # With the class's turn file every program takes turns through it, those labelled `alone`
+    # too (exclusive only while they measure): one phase runs them all, so that the measurements
+    # need not wait for the side-by-side tests to end. Otherwise two phases, as above. Each phase:
+    # (name, ctest selection, GPU lock shared, jobs, turn file, whether it runs the `alone` tests
+    # of the second pass: None for both kinds).
+    # On a machine of one GPU, the multi-GPU tests join that phase.
+    if class_turns:
+        phases = [("side-by-side and alone", ["-L", "^student$", *([] if one_gpu else ["-LE", "^multi-gpu$"])], True,
+                   max(4, jobs) + 2, turns, None)]
+    else:
+        side_by_side = ["-L", "^student$", "-LE", "^(alone|multi-gpu)$" if gpu is not None else "^alone$"]
+        alone = ["-L", "^student$", "-L", "^alone$", *(["-LE", "^multi-gpu$"] if gpu is not None else [])]
+        phases = [("side-by-side", side_by_side, True, max(4, jobs), None, False),
+                  ("alone", alone, False, 4, turns, True)]
     if in_batches:
         judged = set()
-        for phase, selection, shared, phase_jobs, turn_lock in (
-                ("side-by-side batches", side_by_side, True, max(4, jobs), side_turns),
-                ("alone batches", alone, alone_shared, 4, turns)):
-            for result in run(phase, selection, gpu, locks, shared, phase_jobs, turn_lock,
+        for phase, selection, shared, phase_jobs, turn_lock, _ in phases:
+            for result in run(f"{phase} batches", selection, gpu, locks, shared, phase_jobs, turn_lock,
                               {"COURSE_TEST_BATCHES": "1"}):
                 if result.name in in_batches:
                     stood, _ = R.judge_batch(result, in_batches[result.name], properties, ws.records)
@@ -382,24 +397,16 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
         listing = ws.root / "one-by-one.txt"
         listing.write_text("".join(f"{case}\n" for case in one_by_one))
         if one_by_one:
-            for phase, selection, shared, phase_jobs, turn_lock, is_alone in (
-                    ("side-by-side one by one", side_by_side, True, max(4, jobs), side_turns, False),
-                    ("alone one by one", alone, alone_shared, 4, turns, True)):
-                if any(("alone" in properties.get(c, ([], 0))[0]) == is_alone for c in one_by_one):
+            for phase, selection, shared, phase_jobs, turn_lock, is_alone in phases:
+                if any(is_alone is None or ("alone" in properties.get(c, ([], 0))[0]) == is_alone for c in one_by_one):
                     # (The code policy's tests are listed whatever COURSE_TEST_ONLY says: they ran.)
                     wanted = set(one_by_one)
-                    graded += [r for r in run(phase, [*selection, "-E", "\\.CodePolicy\\."], gpu, locks, shared,
-                                              phase_jobs, turn_lock, {"COURSE_TEST_ONLY": str(listing)})
+                    graded += [r for r in run(f"{phase} one by one", [*selection, "-E", "\\.CodePolicy\\."], gpu,
+                                              locks, shared, phase_jobs, turn_lock, {"COURSE_TEST_ONLY": str(listing)})
                                if r.name in wanted]
     else:
-        graded += run("side-by-side", side_by_side, gpu, locks, True, max(4, jobs), side_turns)
-        graded += run("alone", alone, gpu, locks, alone_shared, 4, turns)
-    if gpu is not None:
-        every = [g for g in (all_gpus or gpu).split(",") if g]
-        # On a machine of one GPU these tests see only this grading's GPU: with the class's turn
-        # file they take turns like the side-by-side ones. Holding the GPU's lock exclusively
-        # instead would wait for every other grading's phase to end, and hold up their next ones.
-        one_gpu = class_turns and every == [str(gpu)]
-        graded += run("multi-gpu", ["-L", "^student$", "-L", "^multi-gpu$"], ",".join(every), every, one_gpu, 4,
-                      turns if one_gpu else None)
+        for phase, selection, shared, phase_jobs, turn_lock, _ in phases:
+            graded += run(phase, selection, gpu, locks, shared, phase_jobs, turn_lock)
+    if gpu is not None and not one_gpu:
+        graded += run("multi-gpu", ["-L", "^student$", "-L", "^multi-gpu$"], ",".join(every_gpu), every_gpu, False, 4)
     return graded, time.monotonic() - started - waited, waited, seconds
