@@ -3,11 +3,13 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "coalescing.h"
 #include "course/activity.h"
+#include "course/gpu_turn.h"
 #include "course/testing.h"
 
 namespace {
@@ -181,12 +183,13 @@ TEST(AdvanceSoAPerf, NearTheCopyPeak) {
   HostParticles host(n, course::test_seed());
   DeviceParticles device(host);
   course::Stream stream;
-  const double peak = course::measure_copy_peak_gbps();
-
   // The given array of structures, for comparison: the same step on 32-byte particles.
   course::DeviceBuffer<Particle> aos(n, "particles");
   CUDA_CHECK(cudaMemset(aos.data(), 0, aos.bytes()));
+  std::optional<course::ExclusiveGpuTurn> measuring(std::in_place);  // the peak and the given kernel: one turn
+  const double peak = course::measure_copy_peak_gbps();
   const auto aos_time = course::time_on_stream([&](cudaStream_t s) { advance_aos(aos.data(), n, kDt, s); }, stream);
+  measuring.reset();
 
   // Each call advances x once more, from positions and velocities changed at random places
   // just before it; the host follows every step (x, in float, as the kernel rounds it) and
@@ -238,9 +241,11 @@ TEST(RowSumsCoalescedPerf, NearTheCopyPeak) {
   course::DeviceBuffer<float> in(matrix, "matrix");
   course::DeviceBuffer<float> sums(rows, "sums");
   course::Stream stream;
+  std::optional<course::ExclusiveGpuTurn> measuring(std::in_place);  // the peak and the given kernel: one turn
   const double peak = course::measure_copy_peak_gbps();
   const auto naive = course::time_on_stream(
       [&](cudaStream_t s) { row_sums_naive(in.data(), sums.data(), rows, cols, s); }, stream);
+  measuring.reset();
   // A fresh matrix, changed at random places before every timed call, and poisoned sums; after
   // every call the sums of the changed rows and of random others are checked (course/fresh.h).
   auto fresh = course::random_floats(matrix.size(), course::test_seed() + 1);
