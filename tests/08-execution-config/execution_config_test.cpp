@@ -2,10 +2,10 @@
 // against the reference solution.
 #include <algorithm>
 #include <chrono>
-#include <optional>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
