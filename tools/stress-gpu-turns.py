@@ -8,7 +8,8 @@ program's GPU work that needs a lock a held call has) shows within a minute or t
 that runs past --limit seconds is a hang: its threads' wait channels (and stacks, with gdb) are
 written to the log folder, and the exit status is 1. On the H100 (2026-11-25) the former yield,
 which waited through the runtime from the program's start, hung 8 of 72 programs in 100 s; the
-present one none of 163.
+present one none of 163 (and, with contexts made one at a time, none of 362; one of those
+failed, 2026-11-25, its log not kept: a failed program's last lines are now printed here).
 
 Usage: tools/stress-gpu-turns.py [--build build] [--seconds 100] [--logs DIR] [-- FLAG...]"""
 import argparse
@@ -66,6 +67,7 @@ def main():
     queue = open(str(turn) + ".queue")
     fcntl.flock(queue, fcntl.LOCK_SH)  # a measurement always waits: every program yields
     running, outcomes, durations, started = [], collections.Counter(), collections.defaultdict(list), 0
+    failures = []  # (run number, program, cases, exit status) of the programs that failed
     end = time.monotonic() + args.seconds
     while time.monotonic() < end or running:
         while time.monotonic() < end and len(running) < args.at_once:
@@ -91,12 +93,21 @@ def main():
             outcomes[(exe, cases, status)] += 1
             if status == 0:
                 (logs / f"run-{number}.txt").unlink(missing_ok=True)
+            elif status not in ("hang", SKIPPED):
+                failures.append((number, exe, cases, status))
     print(f"stress-gpu-turns: {started} programs in {args.seconds:.0f} s, {args.at_once} at a time; logs in {logs}")
     for (exe, cases, status), count in sorted(outcomes.items(), key=str):
         print(f"  {count:4d} x {'exit ' + str(status) if status != 'hang' else 'HANG'}  {exe} {cases}")
     for name, times in sorted(durations.items()):
         times.sort()
         print(f"  {name}: median {times[len(times) // 2]:.1f} s, longest {times[-1]:.1f} s")
+    # What a failed program said, here: its log may not come back from the machine it ran on.
+    for number, exe, cases, status in failures[:3]:
+        lines = [line for line in (logs / f"run-{number}.txt").read_text(errors="replace").splitlines()
+                 if not line.startswith("[ PROFILE")]
+        print(f"  run {number} ({exe} {cases}) exited {status}; its last lines:")
+        for line in lines[-15:]:
+            print(f"    {line}")
     if all(status == SKIPPED for _, _, status in outcomes):
         print("stress-gpu-turns: every program skipped its tests (no GPU here): nothing was stressed", file=sys.stderr)
         return 2
