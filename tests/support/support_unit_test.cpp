@@ -222,6 +222,16 @@ std::thread take_turn(const std::string& path, course::GpuTurnMode mode, std::at
   });
 }
 
+// Takes the context turn on `path` in another thread, as take_turn does a turn.
+std::thread take_context_turn(const std::string& path, std::atomic<bool>& given, std::atomic<bool>& release) {
+  return std::thread([&given, &release, path] {
+    course::GpuTurn turn(path);
+    turn.take_context_turn();
+    given = true;
+    while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  });
+}
+
 // The lock file of a GPU turn and the three beside it (course/gpu_turn.h).
 void remove_turn_files(const std::string& path) {
   for (const char* end : {"", ".gate", ".queue", ".context"}) ::unlink((path + end).c_str());
@@ -273,12 +283,7 @@ TEST(GpuTurn, ContextsAreMadeOneAtATimeAndTheirQueueHoldsNoTurn) {
   course::GpuTurn making(path);
   making.take_context_turn();
   std::atomic<bool> next_given{false}, next_release{false};
-  std::thread next([&] {
-    course::GpuTurn turn(path);
-    turn.take_context_turn();
-    next_given = true;
-    while (!next_release) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  });
+  std::thread next = take_context_turn(path, next_given, next_release);
   EXPECT_FALSE(becomes_true_within(next_given, short_wait)) << "two programs were given the context turn at once";
   std::atomic<bool> measured{false}, measured_release{true};
   std::thread measurement = take_turn(path, GpuTurnMode::exclusive, measured, measured_release);
@@ -444,12 +449,7 @@ TEST(GpuTurn, AProgramMakesAndTearsDownItsContextInTheContextTurn) {
   const std::chrono::milliseconds short_wait(300), long_wait(10000);
   course::arm_gpu_turn(path, [] {});
   std::atomic<bool> next_given{false}, next_release{false};
-  std::thread next([&] {
-    course::GpuTurn turn(path);
-    turn.take_context_turn();
-    next_given = true;
-    while (!next_release) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  });
+  std::thread next = take_context_turn(path, next_given, next_release);
   EXPECT_FALSE(becomes_true_within(next_given, short_wait)) << "another program made its context beside this one's";
   course::context_made();
   EXPECT_TRUE(becomes_true_within(next_given, long_wait)) << "the context turn was kept after the context was made";
