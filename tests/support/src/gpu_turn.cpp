@@ -220,6 +220,14 @@ void switch_turn(TurnState& state, GpuTurnMode mode, const char* waiting) {
   state.turn->take(mode);
 }
 
+// Waits for the program's GPU work (none of it may run into another's turn) and lets go of the
+// turn held.
+void let_go_of_the_turn(TurnState& state) {
+  if (state.wait_for_gpu_work) state.wait_for_gpu_work();
+  state.turn->release();
+  shared_given_back(state);
+}
+
 void lost_the_turn(const std::exception& error) {
   // Going on without a turn would let this program's GPU work run into another's measurement.
   std::fprintf(stderr, "[  COURSE  ] lost the GPU turn: %s\n", error.what());
@@ -344,9 +352,7 @@ void pause_gpu_turn() {
   TurnState& state = turn_state();
   const std::lock_guard<std::mutex> guard(state.mutex);
   if (!state.turn || state.exclusive_depth > 0 || state.paused) return;
-  if (state.wait_for_gpu_work) state.wait_for_gpu_work();  // none of it may run into another's turn
-  state.turn->release();
-  shared_given_back(state);
+  let_go_of_the_turn(state);
   state.paused = true;
 }
 
@@ -371,11 +377,7 @@ void hold_gpu_turn_to_the_end() {
   if (!state.turn) return;
   // The context turn is waited for holding no turn, as at the start (no program that holds the
   // context turn may wait for one that waits for it).
-  if (!state.paused) {
-    if (state.wait_for_gpu_work) state.wait_for_gpu_work();
-    state.turn->release();
-    shared_given_back(state);
-  }
+  if (!state.paused) let_go_of_the_turn(state);
   state.exclusive_depth = 0;  // (none is left open by then: its scope has ended)
   try {
     {
