@@ -48,14 +48,21 @@
 # COURSE_TEST_BATCHES=1 lists, instead of one test per case, one test per group of a program's
 # cases that share their classification (perf or correctness, alone or side by side, hardware
 # queues): <role>.<chapter>.Batch.<group>, the program run once with those cases selected and
-# --gtest_fail_fast, its record in one file. A program's CUDA context costs the GPU 0.08-0.2 s
+# --gtest_fail_fast, its record in one file. A program's CUDA context costs the GPU 0.08-0.3 s
 # whatever it runs, so a batch of 12 cases saves 11 of them. A batch is only a first pass: the
-# grader takes its record's passes up to the first case that did not pass, and runs every case
-# from there on (and every case of a batch that crashed, hung or left no record) on its own, as
-# below, so that a failure and what follows it are judged as the presets judge them. Cases that
-# use several GPUs (multi-gpu) and the extra runs stay one test each. COURSE_TEST_ONLY=<file>
+# grader takes its record's verdicts that ran after passes only (results.judge_batch), and runs
+# the other cases again (and every case of a batch that crashed, hung or left no record), so that
+# a failure and what follows it are judged as the presets judge them. Cases that use several GPUs
+# (multi-gpu) and the extra runs stay one test each. COURSE_TEST_BATCHES=queues, for a grader
+# whose every program takes turns through COURSE_GPU_LOCK (course/gpu_turn.h: a program measures
+# in its exclusive turn whatever it runs beside), groups the cases by hardware queues alone
+# (Batch.turns, Batch.turns-8queues; time limit the longest of its cases'); =queues-one-gpu, on a
+# machine whose one GPU the grading has, puts the multi-gpu cases in those batches too (they see
+# that one GPU). COURSE_TEST_LEAVE_OUT=<file> (one test name a line, as the one-case tests are
+# named) leaves those cases out of the batches (the grader's second round of batches: the cases
+# judged, or to be run one by one); its batches are named Batch.<group>-rest. COURSE_TEST_ONLY=<file>
 # (one test name a line) lists only the tests named there, one per case as usual: the grader's
-# second pass.
+# last pass.
 #
 # At ctest time, COURSE_SANITIZER=memcheck|racecheck|initcheck|synccheck runs every test under
 # compute-sanitizer (performance tests then skip: a timing under a sanitizer means nothing), and
@@ -73,8 +80,22 @@ if(NOT "$ENV{COURSE_TEST_ONLY}" STREQUAL "")
   file(STRINGS "$ENV{COURSE_TEST_ONLY}" _course_only)
 endif()
 set(_course_batches FALSE)
-if("$ENV{COURSE_TEST_BATCHES}" STREQUAL "1" AND NOT _course_only_mode)
+set(_course_batch_by_queues FALSE)  # COURSE_TEST_BATCHES=queues*: grouped by hardware queues alone
+set(_course_batch_multi_gpu FALSE)  # COURSE_TEST_BATCHES=queues-one-gpu: the multi-gpu cases too
+set(_course_leave_out "")
+set(_course_batch_suffix "")
+if(NOT _course_only_mode AND "$ENV{COURSE_TEST_BATCHES}" MATCHES "^(1|queues|queues-one-gpu)$")
   set(_course_batches TRUE)
+  if("$ENV{COURSE_TEST_BATCHES}" MATCHES "^queues")
+    set(_course_batch_by_queues TRUE)
+  endif()
+  if("$ENV{COURSE_TEST_BATCHES}" STREQUAL "queues-one-gpu")
+    set(_course_batch_multi_gpu TRUE)
+  endif()
+  if(NOT "$ENV{COURSE_TEST_LEAVE_OUT}" STREQUAL "")
+    file(STRINGS "$ENV{COURSE_TEST_LEAVE_OUT}" _course_leave_out)
+    set(_course_batch_suffix "-rest")
+  endif()
 endif()
 # Whether the test `name` is listed in this pass.
 function(_course_wanted name result)
@@ -293,20 +314,28 @@ foreach(_course_line IN LISTS _course_lines)
      (COURSE_TL_CONCURRENT_SUITES AND _course_bare_suite MATCHES "${COURSE_TL_CONCURRENT_SUITES}"))
     set(_course_queues default)
   endif()
-  if(_course_batches AND NOT _course_suite MATCHES "MultiGpu|PeerAccess")
+  if(_course_batches AND (_course_batch_multi_gpu OR NOT _course_suite MATCHES "MultiGpu|PeerAccess"))
     # Into its group's batch (added after the listing): its cases share these properties.
     set(_course_group correctness)
-    if(_course_suite MATCHES "Perf")
-      set(_course_group perf)
-    endif()
-    if(_course_serial)
-      string(APPEND _course_group "-alone")
+    if(_course_batch_by_queues)
+      set(_course_group turns)
+    else()
+      if(_course_suite MATCHES "Perf")
+        set(_course_group perf)
+      endif()
+      if(_course_serial)
+        string(APPEND _course_group "-alone")
+      endif()
     endif()
     if(_course_queues STREQUAL "default")
       string(APPEND _course_group "-8queues")
     endif()
+    string(APPEND _course_group "${_course_batch_suffix}")
+    list(FIND _course_leave_out "${_course_name}" _course_left_out)
     list(FIND _course_groups "${_course_group}" _course_group_at)
-    if(_course_group_at EQUAL -1)
+    if(NOT _course_left_out EQUAL -1)
+      # judged already, or to be run on its own
+    elseif(_course_group_at EQUAL -1)
       list(APPEND _course_groups "${_course_group}")
       set(_course_batch_labels ${_course_labels} batch)
       list(REMOVE_ITEM _course_batch_labels stretch)  # a case's own label; the batch is not optional
@@ -316,8 +345,22 @@ foreach(_course_line IN LISTS _course_lines)
       set("_course_group_queues_${_course_group}" "${_course_queues}")
       set("_course_group_filter_${_course_group}" "${_course_filter}")
     else()
+      # A group by queues alone: every label of its cases (one phase runs them all), the longest
+      # time limit, run alone when any case must be.
+      set(_course_batch_labels ${_course_group_labels_${_course_group}} ${_course_labels})
+      list(REMOVE_ITEM _course_batch_labels stretch)
+      list(REMOVE_DUPLICATES _course_batch_labels)
+      set("_course_group_labels_${_course_group}" ${_course_batch_labels})
+      if(_course_timeout GREATER "${_course_group_timeout_${_course_group}}")
+        set("_course_group_timeout_${_course_group}" "${_course_timeout}")
+      endif()
+      if(_course_serial)
+        set("_course_group_serial_${_course_group}" TRUE)
+      endif()
       string(APPEND "_course_group_filter_${_course_group}" ":${_course_filter}")
     endif()
+  elseif(_course_batches AND _course_batch_suffix)
+    # A second round of batches lists nothing else.
   else()
     _course_add_case("${_course_name}" "${_course_filter}" "${_course_labels}" "${_course_timeout}" "${_course_serial}"
                      "${COURSE_TL_ENVIRONMENT}" "${_course_queues}")
@@ -326,7 +369,7 @@ foreach(_course_line IN LISTS _course_lines)
   foreach(_course_run IN LISTS COURSE_TL_EXTRA_RUNS)
     string(REPLACE "|" ";" _course_run "${_course_run}")
     list(GET _course_run 0 _course_run_case)
-    if(NOT _course_run_case STREQUAL _course_filter)
+    if(NOT _course_run_case STREQUAL _course_filter OR _course_batch_suffix)
       continue()
     endif()
     list(GET _course_run 1 _course_run_suffix)

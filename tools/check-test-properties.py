@@ -9,7 +9,9 @@ device-wide, times against a clock or counts the instructions that ran, and
 queues (CUDA_DEVICE_MAX_CONNECTIONS set to 1, or unset for CUDA's default, which every perf and
 timer test keeps). Every chapter folder must have student tests (and solution tests where
 solutions/ exists). The graders' batches (COURSE_TEST_BATCHES=1) must hold every case of a test
-program, but those that use several GPUs, exactly once, with the case's own properties.
+program, but those that use several GPUs, exactly once, with the case's own properties; those
+by hardware queues (COURSE_TEST_BATCHES=queues-one-gpu) every case, the multi-GPU ones too, but
+the extra runs, with its queues and environment, and labels and a time limit that cover it.
 Usage: tools/check-test-properties.py [build-dir]   (default: build)
 """
 import os
@@ -75,15 +77,25 @@ def problems_of(test):
     return found
 
 
-def batch_problems(tests, batches):
-    """What is wrong with the batches (cmake/CourseTestList.cmake) of the one-case tests `tests`."""
+def batch_problems(tests, batches, by_queues=False):
+    """What is wrong with the batches (cmake/CourseTestList.cmake) of the one-case tests `tests`:
+    COURSE_TEST_BATCHES=1's, or with `by_queues` =queues-one-gpu's (grouped by hardware queues
+    alone, the multi-GPU cases too: a batch then has every label of its cases and the longest
+    time limit)."""
     found = []
 
     def shared(test):  # what a batch and each of its cases must have alike
         props = properties(test)
         labels = set(props.get("LABELS", [])) - {"stretch", "batch"}
+        if by_queues:
+            return props.get("ENVIRONMENT", []), props.get("ENVIRONMENT_MODIFICATION", [])
         return (sorted(labels), props.get("TIMEOUT"), props.get("RUN_SERIAL") is True,
                 props.get("ENVIRONMENT", []), props.get("ENVIRONMENT_MODIFICATION", []))
+
+    def covers(batch, case):  # a batch by queues: its labels and time limit cover the case's
+        batch_props, case_props = properties(batch), properties(case)
+        return (set(case_props.get("LABELS", [])) - {"stretch"} <= set(batch_props.get("LABELS", [])) and
+                float(case_props.get("TIMEOUT", 0)) <= float(batch_props.get("TIMEOUT", 0)))
 
     def selected(test):
         return next((str(a).split("=", 1)[1] for a in test.get("command", []) if str(a).startswith("--gtest_filter=")), None)
@@ -102,11 +114,13 @@ def batch_problems(tests, batches):
             batched[name] = batched.get(name, 0) + 1
             if name not in by_name:
                 found.append(f"{batch['name']}: runs {case}, which is no test")
-            elif shared(by_name[name]) != shared(batch):
+            elif shared(by_name[name]) != shared(batch) or (by_queues and not covers(batch, by_name[name])):
                 found.append(f"{batch['name']}: {case} has other properties than its batch")
     for test in tests:
         labels = properties(test).get("LABELS", [])
-        if selected(test) is None or "multi-gpu" in labels or test["name"].split(".")[0] == "unit":
+        extra_run = not test["name"].endswith(f".{selected(test)}")  # e.g. ...UsesOnlyVisibleDevices.CUDA_VISIBLE_DEVICES_1
+        if selected(test) is None or ("multi-gpu" in labels and (not by_queues or extra_run)) or \
+                test["name"].split(".")[0] == "unit":
             continue
         if batched.get(test["name"], 0) != 1:
             found.append(f"{test['name']}: in {batched.get(test['name'], 0)} batches, not 1")
@@ -122,6 +136,7 @@ def main():
                                          capture_output=True, text=True, env=dict(os.environ, **extra)).stdout)["tests"]
     tests = listing()
     failures = batch_problems(tests, listing(COURSE_TEST_BATCHES="1"))
+    failures += batch_problems(tests, listing(COURSE_TEST_BATCHES="queues-one-gpu"), by_queues=True)
     roles_by_chapter = {}
     for test in tests:
         parts = test["name"].split(".")

@@ -213,6 +213,29 @@ class Batches(unittest.TestCase):
             self.assertEqual(stood, [(self.CASES[0], "passed")])
             self.assertEqual(again, self.CASES[1:])
 
+    def test_the_failure_of_the_first_case_that_ran_stands(self):
+        stood, again, results = self.judge("failed", [self.FAIL, self.SKIP, self.SKIP, self.SKIP],
+                                           output="[ RUN      ] MatmulTiledTechnique.Own\nt.cpp:9: Failure\nbad\n")
+        self.assertEqual((stood, again), ([(self.CASES[0], "failed")], self.CASES[1:]))
+        self.assertEqual(results[0].reason, "Failed")
+        self.assertIn("t.cpp:9: Failure", results[0].output)
+
+    def test_a_case_over_its_own_time_limit_does_not_stand(self):
+        slow = ("completed", "")  # 0.25 s against a limit of 0.2 s
+        with tempfile.TemporaryDirectory() as folder:
+            reports = pathlib.Path(folder)
+            R.report_file(reports, self.BATCH).write_text(batch_record(
+                ("MatmulTiledTechnique", "Own", *self.PASS), ("Shapes/MatmulTiled", "Matches/M1", *slow)))
+            stood, again = R.judge_batch(R.TestResult(self.BATCH, "passed", self.OUTPUT), self.CASES[:2],
+                                         {self.CASES[1]: (["correctness"], 0.2)}, reports)
+        self.assertEqual(([r.name for r in stood], again), ([self.CASES[0]], [self.CASES[1]]))
+
+    def test_a_skip_for_want_of_a_second_gpu_stands(self):
+        two = ("skipped", '<skipped message="t.cpp:3&#x0A;needs two GPUs; this machine shows 1"/>')
+        stood, again, results = self.judge("passed", [self.PASS, two, self.PASS, self.PASS])
+        self.assertEqual((stood, again), ([(c, o) for c, o in zip(self.CASES, ["passed", "skipped", "passed", "passed"])], []))
+        self.assertEqual(results[1].reason, "needs two GPUs; this machine shows 1")
+
     def test_skips_stand_only_where_the_program_found_no_gpu(self):
         no_gpu = "[  COURSE  ] no CUDA device: none visible\n" + self.OUTPUT
         stood, again, results = self.judge("skipped", [self.SKIP] * 4, output=no_gpu)

@@ -323,11 +323,7 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
     started = time.monotonic()
     only = "^student\\.(" + "|".join(c.replace("-", "\\-") for c in chapters) + ")\\."
     properties = R.test_properties(ws.build, env=env, cwd=ws.course)
-    in_batches = {}
-    if batches:
-        selected = re.compile(only)
-        in_batches = {b: cases for b, cases in R.batch_cases(ws.build, env=env, cwd=ws.course).items()
-                      if selected.match(b)}
+    selected = re.compile(only)
     turns = str(turns)
     locks = [gpu] if gpu is not None else []
     every_gpu = [g for g in (all_gpus or gpu).split(",") if g] if gpu is not None else []
@@ -337,7 +333,7 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
     one_gpu = class_turns and every_gpu == [str(gpu)]
     graded, waited, seconds = [], 0.0, {}
 
-    def run(phase, selection, visible, phase_locks, shared, phase_jobs, turn_lock=None, pass_env=None):
+    def run(phase, selection, visible, phase_locks, shared, phase_jobs, turn_lock=None, pass_env=None, tests=only):
         """One ctest run, holding the GPU locks; returns its results (none when ctest wrote no report)."""
         nonlocal waited
         junit = ws.root / f"ctest-{phase.replace(' ', '-')}.xml"
@@ -354,7 +350,7 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
             waited += time.monotonic() - waiting_since
             phase_started = time.monotonic()
             # A batch's output is that of all its cases; each passed case's part goes into the report.
-            subprocess.run(["ctest", "--test-dir", str(ws.build), *selection, "-R", only, "-j", str(phase_jobs),
+            subprocess.run(["ctest", "--test-dir", str(ws.build), *selection, "-R", tests, "-j", str(phase_jobs),
                             "--output-junit", str(junit), "--test-output-size-passed", str(1 << 22)],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=phase_env, cwd=ws.course)
             seconds[phase] = round(time.monotonic() - phase_started, 1)
@@ -382,23 +378,55 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
         alone = ["-L", "^student$", "-L", "^alone$", *(["-LE", "^multi-gpu$"] if gpu is not None else [])]
         phases = [("side-by-side", side_by_side, True, max(4, jobs), None, False),
                   ("alone", alone, False, 4, turns, True)]
-    if in_batches:
-        judged = set()
-        for phase, selection, shared, phase_jobs, turn_lock, _ in phases:
-            for result in run(f"{phase} batches", selection, gpu, locks, shared, phase_jobs, turn_lock,
-                              {"COURSE_TEST_BATCHES": "1"}):
-                if result.name in in_batches:
-                    stood, _ = R.judge_batch(result, in_batches[result.name], properties, ws.records)
-                    graded += stood
-                    judged.update(r.name for r in stood)
-                else:  # a test that is never batched (Build.*, CodePolicy, several GPUs)
-                    graded.append(result)
-        one_by_one = [case for cases in in_batches.values() for case in cases if case not in judged]
+    def runs_in(is_alone, cases):
+        """Whether a phase (that runs the tests labelled `alone`, or not, or both: None) runs any of `cases`."""
+        return any(is_alone is None or ("alone" in properties.get(c, ([], 0))[0]) == is_alone for c in cases)
+
+    # With the class's turn file, a batch holds every case of a program that runs with the same
+    # hardware queues (the multi-GPU ones too on a machine of one GPU): each measures in its own
+    # exclusive turn, whatever it runs beside (cmake/CourseTestList.cmake, COURSE_TEST_BATCHES).
+    batch_mode = ("queues-one-gpu" if one_gpu else "queues") if class_turns else "1"
+    if batches:
+        judged, at_once, first_cases = set(), set(), []
+        left_out = ws.root / "left-out.txt"
+        # Two rounds of batches: the second runs again, as new batches, the cases of the first that
+        # did not stand (a batch's cases after its first failure), but those of a batch that
+        # crashed, hung or disagreed with its record (nothing of it stood): these, and what did not
+        # stand in the second round, run one by one.
+        for again in (False, True):
+            batch_env = {"COURSE_TEST_BATCHES": batch_mode}
+            if again:
+                left_out.write_text("".join(f"{case}\n" for case in sorted(judged | at_once)))
+                batch_env["COURSE_TEST_LEAVE_OUT"] = str(left_out)
+            in_batches = {b: cases for b, cases in R.batch_cases(ws.build, env=dict(env, **batch_env),
+                                                                cwd=ws.course).items() if selected.match(b)}
+            if not again:
+                first_cases = [case for cases in in_batches.values() for case in cases]
+            if not in_batches:
+                break
+            # The second round runs its batches alone (the other tests ran in the first), in the
+            # phases they belong to.
+            for phase, selection, shared, phase_jobs, turn_lock, is_alone in phases:
+                if again and not runs_in(is_alone, [c for cases in in_batches.values() for c in cases]):
+                    continue
+                for result in run(f"{phase} batches{' again' if again else ''}", selection, gpu, locks, shared,
+                                  phase_jobs, turn_lock, batch_env, only + "Batch\\." if again else only):
+                    if result.name in in_batches:
+                        stood, rest = R.judge_batch(result, in_batches[result.name], properties, ws.records)
+                        graded += stood
+                        judged.update(r.name for r in stood)
+                        if not stood:
+                            at_once.update(rest)
+                    elif not again:  # a test that is never batched (Build.*, CodePolicy, several GPUs)
+                        graded.append(result)
+            if all(case in judged or case in at_once for case in first_cases):
+                break
+        one_by_one = [case for case in first_cases if case not in judged]
         listing = ws.root / "one-by-one.txt"
         listing.write_text("".join(f"{case}\n" for case in one_by_one))
         if one_by_one:
             for phase, selection, shared, phase_jobs, turn_lock, is_alone in phases:
-                if any(is_alone is None or ("alone" in properties.get(c, ([], 0))[0]) == is_alone for c in one_by_one):
+                if runs_in(is_alone, one_by_one):
                     # (The code policy's tests are listed whatever COURSE_TEST_ONLY says: they ran.)
                     wanted = set(one_by_one)
                     graded += [r for r in run(f"{phase} one by one", [*selection, "-E", "\\.CodePolicy\\."], gpu,

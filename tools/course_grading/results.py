@@ -217,10 +217,13 @@ def read_junit(path, properties=None, reports=None):
 
 def batch_cases(build_dir, ctest="ctest", env=None, cwd=None):
     """{batch test name: [the names of its cases, as the one-case tests are named]} of a build, from
-    `COURSE_TEST_BATCHES=1 ctest --show-only=json-v1` (cmake/CourseTestList.cmake): a batch
+    `COURSE_TEST_BATCHES=1 ctest --show-only=json-v1` (cmake/CourseTestList.cmake; `env` may ask
+    for other batches: COURSE_TEST_BATCHES=queues, COURSE_TEST_LEAVE_OUT): a batch
     <role>.<chapter>.Batch.<group> runs the cases its --gtest_filter names."""
     batches = {}
-    for test in _listed_tests(build_dir, ctest, dict(env or {}, COURSE_TEST_BATCHES="1"), cwd=cwd):
+    env = dict(env or {})
+    env.setdefault("COURSE_TEST_BATCHES", "1")
+    for test in _listed_tests(build_dir, ctest, env, cwd=cwd):
         name = test["name"]
         parts = name.split(".")
         if len(parts) != 4 or parts[2] != "Batch":
@@ -261,17 +264,24 @@ def _case_output(output, case):
     return output[start:end if end >= 0 else len(output)]
 
 
+# A skip that a case decides from the machine alone, before any code under test runs in it (the
+# number of GPUs the program sees cannot change while it runs): it stands in a batch like a pass.
+_MACHINE_SKIPS = ("needs two GPUs",)
+
+
 def judge_batch(batch, cases, properties=None, reports=None):
-    """A batch's verdicts that stand, and the cases to run again one by one. `batch` is the batch
-    test's TestResult (ctest's outcome: its exit status, time limit, crash), `cases` the names of
-    its cases.
+    """A batch's verdicts that stand, and the cases to run again. `batch` is the batch test's
+    TestResult (ctest's outcome: its exit status, time limit, crash), `cases` the names of its
+    cases.
 
     A batch is one process, so a case's outcome there could depend on the cases that ran before it
-    in it. Only its passes up to the first case that did not pass stand (and, in a program that
-    found no GPU when it started, the skips for that reason): those cases ran after passes only.
-    The first case that did not pass and every case after it run again on their own, as do all
-    of a batch whose exit status and record disagree, or that left no record (a crash, a time
-    limit). So every failure is judged on its own, as the presets judge it."""
+    in it. Only the verdicts of cases that ran after passes only stand: the passes up to the first
+    case that did not pass (and skips the machine decides: in a program that found no GPU when it
+    started, and a case that needs two GPUs), and the failure of the first case that ran, which ran
+    as it runs alone. A case that ran longer than its own time limit does not stand (alone, it
+    would have been stopped). The other cases run again, as do all of a batch whose exit status
+    and record disagree, or that left no record (a crash, a time limit). So every failure is
+    judged as the presets judge it: in a process where nothing failed before it."""
     properties = properties or {}
     records = read_case_records(report_file(reports, batch.name)) if reports is not None else None
     if not records:
@@ -287,16 +297,21 @@ def judge_batch(batch, cases, properties=None, reports=None):
     # main() says, before the first case (and so before any code under test), that it found no GPU.
     no_gpu_program = "no CUDA device" in batch.output.split("[ RUN      ]", 1)[0]
     stood = []
-    for case, outcome, seconds, message in records:
+    for at, (case, outcome, seconds, message) in enumerate(records):
         name = f"{prefix}.{case}"
         if name not in expected:
             return [], list(cases)
-        no_gpu = no_gpu_program and outcome == "skipped" and "no CUDA device" in message
-        if outcome != "passed" and not no_gpu:
-            break
         labels, timeout = properties.get(name, ([], 0.0))
+        if timeout and seconds >= 0.95 * timeout:
+            break
+        machine_skip = outcome == "skipped" and (
+            (no_gpu_program and "no CUDA device" in message) or message.startswith(_MACHINE_SKIPS))
+        if outcome == "failed" and at == 0:
+            stood.append(TestResult(name, outcome, _case_output(batch.output, case), seconds, "Failed", labels, timeout))
+        if outcome != "passed" and not machine_skip:
+            break
         stood.append(TestResult(name, outcome, _case_output(batch.output, case), seconds,
-                                message if no_gpu else "", labels, timeout))
+                                message if machine_skip else "", labels, timeout))
     judged = {r.name for r in stood}
     return stood, [c for c in cases if c not in judged]
 
