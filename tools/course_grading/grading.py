@@ -413,6 +413,7 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
                                   phase_jobs, turn_lock, batch_env, only + "Batch\\." if again else only):
                     if result.name in in_batches:
                         stood, rest = R.judge_batch(result, in_batches[result.name], properties, ws.records)
+                        stood = [r for r in stood if r.name not in judged]  # (each case judged once)
                         graded += stood
                         judged.update(r.name for r in stood)
                         if not stood:
