@@ -431,7 +431,8 @@ class BuildSlots(unittest.TestCase):
     def test_a_third_build_waits_for_one_of_two_slots(self):
         with tempfile.TemporaryDirectory() as folder:
             paths = [pathlib.Path(folder) / "a.lock", pathlib.Path(folder) / "b.lock"]
-            first, second = G._take_one_of(paths), G._take_one_of(paths)
+            (first, first_index), (second, second_index) = G._take_one_of(paths), G._take_one_of(paths)
+            self.assertEqual((first_index, second_index), (0, 1))
             third = []
             thread = threading.Thread(target=lambda: third.append(G._take_one_of(paths, poll_seconds=0.02)))
             thread.start()
@@ -440,7 +441,8 @@ class BuildSlots(unittest.TestCase):
             second.close()
             thread.join(5)
             self.assertTrue(third, "the third build did not take the slot given back")
-            for handle in (first, *third):
+            self.assertEqual(third[0][1], 1, "the third build runs with the niceness of the slot it took")
+            for handle in (first, third[0][0]):
                 handle.close()
 
 

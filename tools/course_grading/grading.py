@@ -173,13 +173,13 @@ def take(ws, submission, chapters):
 
 def _take_one_of(paths, poll_seconds=0.5):
     """Waits until one of the lock files `paths` is free and takes it (a semaphore of
-    len(paths)); returns its open file, which holds the lock until it is closed."""
+    len(paths)); returns its open file, which holds the lock until it is closed, and its index."""
     while True:
-        for path in paths:
+        for index, path in enumerate(paths):
             handle = open(path, "a")
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return handle
+                return handle, index
             except BlockingIOError:
                 handle.close()
         time.sleep(poll_seconds)
@@ -207,6 +207,9 @@ def build(ws, chapters, log_path, jobs, timeouts=None, env=None, build_locks=(),
     holds one of them: tools/grade-class builds at most two submissions per GPU at a time, so
     that a GPU's three gradings fall out of step and one builds while the others test. With
     `prebuilt` (a build tree of prebuild), the judge is linked from there, not compiled.
+    A build that holds the lock of index k runs at niceness 4 + 4k: the builds that start together
+    finish one after another (the first one's tests start sooner, with every core it can use), and
+    the tests, at niceness 0, have the CPU before any build (their host work can hold the GPU).
     Returns (built, seconds building, chapters that did not build, seconds waiting to build)."""
     env = dict(env or os.environ)
     env.update(TMPDIR=str(ws.root / "tmp"), HOME=str(ws.root / "home"))
@@ -219,9 +222,12 @@ def build(ws, chapters, log_path, jobs, timeouts=None, env=None, build_locks=(),
     if timeouts:
         options += [f"-DCOURSE_CORRECTNESS_TIMEOUT={timeouts[0]}", f"-DCOURSE_PERF_TIMEOUT={timeouts[1]}"]
     waiting_since = time.monotonic()
-    with _take_one_of(build_locks) if build_locks else contextlib.nullcontext():  # closing the file releases it
+    lock, index = _take_one_of(build_locks) if build_locks else (contextlib.nullcontext(), None)
+    with lock:  # closing the file releases it
         waited = time.monotonic() - waiting_since
         started = time.monotonic()
+        if index is not None:
+            prefix = ["nice", "-n", str(4 + 4 * index), *prefix]
         built = _configure_and_build(ws, chapters, log_path, jobs, prefix, options, env)
         seconds = time.monotonic() - started
     failed = sorted({p.parent.name.split("-", 1)[1] for p in (ws.build / "course-build-status").glob("student-*/*.log")})
