@@ -55,7 +55,10 @@
 /// that begin together 0.83 s each), and a context in the making cannot yield, so a measurement
 /// that came then waited for every one begun, most after a measurement had let several programs
 /// start at once. A program takes PATH.context before the shared turn, holding no turn while it
-/// waits for it: a measurement then waits for one context at most.
+/// waits for it: a measurement then waits for one context at most. (Contexts made beside
+/// measurements, in the context turn alone, got a class of 12 on the H100 seven wrong verdicts,
+/// 2026-11-25: a free-memory test saw another program's new context as a leak of 1-3 GB, and a
+/// host-timed measurement fell to 2.4x where 4x is required.)
 ///
 /// The lock orders the judge's own programs: one grading's, or with a grader's class turn file
 /// (tools/grade-class) every grading's on that GPU. A program waits for its GPU work before it
