@@ -55,8 +55,10 @@
 # a failure and what follows it are judged as the presets judge them. Cases that use several GPUs
 # (multi-gpu) and the extra runs stay one test each. COURSE_TEST_BATCHES=queues, for a grader
 # whose every program takes turns through COURSE_GPU_LOCK (course/gpu_turn.h: a program measures
-# in its exclusive turn whatever it runs beside), groups the cases by hardware queues alone
-# (Batch.turns, Batch.turns-8queues; time limit the longest of its cases'); =queues-one-gpu, on a
+# in its exclusive turn whatever it runs beside), puts every case of a program in one batch,
+# Batch.turns (time limit the longest of its cases', CUDA's default queues if any case has them:
+# a case given one queue gives the same result with 8, above, though only a failure under its own
+# queues stands, results.judge_batch); =queues-one-gpu, on a
 # machine whose one GPU the grading has, puts the multi-gpu cases in those batches too (they see
 # that one GPU). COURSE_TEST_LEAVE_OUT=<file> (one test name a line, as the one-case tests are
 # named) leaves those cases out of the batches (the grader's second round of batches: the cases
@@ -327,7 +329,7 @@ foreach(_course_line IN LISTS _course_lines)
         string(APPEND _course_group "-alone")
       endif()
     endif()
-    if(_course_queues STREQUAL "default")
+    if(_course_queues STREQUAL "default" AND NOT _course_batch_by_queues)
       string(APPEND _course_group "-8queues")
     endif()
     string(APPEND _course_group "${_course_batch_suffix}")
@@ -356,6 +358,9 @@ foreach(_course_line IN LISTS _course_lines)
       endif()
       if(_course_serial)
         set("_course_group_serial_${_course_group}" TRUE)
+      endif()
+      if(_course_queues STREQUAL "default")
+        set("_course_group_queues_${_course_group}" default)  # one queue's cases run with 8 too
       endif()
       string(APPEND "_course_group_filter_${_course_group}" ":${_course_filter}")
     endif()

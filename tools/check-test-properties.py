@@ -10,8 +10,9 @@ queues (CUDA_DEVICE_MAX_CONNECTIONS set to 1, or unset for CUDA's default, which
 timer test keeps). Every chapter folder must have student tests (and solution tests where
 solutions/ exists). The graders' batches (COURSE_TEST_BATCHES=1) must hold every case of a test
 program, but those that use several GPUs, exactly once, with the case's own properties; those
-by hardware queues (COURSE_TEST_BATCHES=queues-one-gpu) every case, the multi-GPU ones too, but
-the extra runs, with its queues and environment, and labels and a time limit that cover it.
+of a class's turns (COURSE_TEST_BATCHES=queues-one-gpu) every case, the multi-GPU ones too, but
+the extra runs, with its environment, labels and a time limit that cover it, and CUDA's default
+queues exactly when one of its cases has them.
 Usage: tools/check-test-properties.py [build-dir]   (default: build)
 """
 import os
@@ -88,7 +89,7 @@ def batch_problems(tests, batches, by_queues=False):
         props = properties(test)
         labels = set(props.get("LABELS", [])) - {"stretch", "batch"}
         if by_queues:
-            return props.get("ENVIRONMENT", []), props.get("ENVIRONMENT_MODIFICATION", [])
+            return props.get("ENVIRONMENT", [])
         return (sorted(labels), props.get("TIMEOUT"), props.get("RUN_SERIAL") is True,
                 props.get("ENVIRONMENT", []), props.get("ENVIRONMENT_MODIFICATION", []))
 
@@ -109,6 +110,13 @@ def batch_problems(tests, batches, by_queues=False):
         prefix = batch["name"].split(".Batch.")[0]
         if "--gtest_fail_fast" not in batch.get("command", []):
             found.append(f"{batch['name']}: no --gtest_fail_fast")
+        if by_queues:
+            queues = {tuple(properties(by_name[f"{prefix}.{c}"]).get("ENVIRONMENT_MODIFICATION", []))
+                      for c in (selected(batch) or "").split(":") if f"{prefix}.{c}" in by_name}
+            default = ("CUDA_DEVICE_MAX_CONNECTIONS=unset:",)
+            wanted = default if default in queues else ("CUDA_DEVICE_MAX_CONNECTIONS=set:1",)
+            if tuple(properties(batch).get("ENVIRONMENT_MODIFICATION", [])) != wanted:
+                found.append(f"{batch['name']}: its hardware queues are not {wanted[0]}")
         for case in (selected(batch) or "").split(":"):
             name = f"{prefix}.{case}"
             batched[name] = batched.get(name, 0) + 1

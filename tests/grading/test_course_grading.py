@@ -187,7 +187,9 @@ class Batches(unittest.TestCase):
     SKIP = ("skipped", '<skipped message="t.cpp:3&#x0A;no CUDA device: none visible"/>')
     OTHER_SKIP = ("skipped", '<skipped message="t.cpp:3&#x0A;CUPTI cannot count here"/>')
 
-    def judge(self, outcome, outcomes, cases=None, output=None):
+    def judge(self, outcome, outcomes, cases=None, output=None, properties=None):
+        """(stood as (name, outcome), the cases for another batch, the stood results); the cases
+        to run alone in self.alone."""
         suites = [("MatmulTiledTechnique", "Own"), ("Shapes/MatmulTiled", "Matches/M1"),
                   ("Shapes/MatmulTiled", "Matches/M2"), ("Shapes/MatmulTiled", "Matches/M3")]
         with tempfile.TemporaryDirectory() as folder:
@@ -196,7 +198,8 @@ class Batches(unittest.TestCase):
                 R.report_file(reports, self.BATCH).write_text(
                     batch_record(*[(s, c, *o) for (s, c), o in zip(suites, outcomes)]))
             batch = R.TestResult(self.BATCH, outcome, self.OUTPUT if output is None else output)
-            stood, again = R.judge_batch(batch, cases or self.CASES, {self.CASES[1]: (["perf"], 9.0)}, reports)
+            stood, again, self.alone = R.judge_batch(batch, cases or self.CASES,
+                                                     properties or {self.CASES[1]: (["perf"], 9.0)}, reports)
             return [(r.name, r.outcome) for r in stood], again, stood
 
     def test_a_clean_batch_stands_whole(self):
@@ -216,9 +219,19 @@ class Batches(unittest.TestCase):
     def test_the_failure_of_the_first_case_that_ran_stands(self):
         stood, again, results = self.judge("failed", [self.FAIL, self.SKIP, self.SKIP, self.SKIP],
                                            output="[ RUN      ] MatmulTiledTechnique.Own\nt.cpp:9: Failure\nbad\n")
-        self.assertEqual((stood, again), ([(self.CASES[0], "failed")], self.CASES[1:]))
+        self.assertEqual((stood, again, self.alone), ([(self.CASES[0], "failed")], self.CASES[1:], []))
         self.assertEqual(results[0].reason, "Failed")
         self.assertIn("t.cpp:9: Failure", results[0].output)
+
+    def test_a_first_failure_under_other_hardware_queues_runs_alone(self):
+        # A batch of a program's every case has CUDA's default queues if any case has them.
+        queues = {self.CASES[0]: ([], 0.0, "one"), self.CASES[1]: (["perf"], 9.0, "default")}
+        stood, again, _ = self.judge("failed", [self.FAIL, self.SKIP, self.SKIP, self.SKIP], properties=queues)
+        self.assertEqual((stood, again, self.alone), ([], self.CASES[1:], [self.CASES[0]]))
+        # Its own queues: the failure stands.
+        queues[self.CASES[0]] = ([], 0.0, "default")
+        stood, again, _ = self.judge("failed", [self.FAIL, self.SKIP, self.SKIP, self.SKIP], properties=queues)
+        self.assertEqual((stood, again, self.alone), ([(self.CASES[0], "failed")], self.CASES[1:], []))
 
     def test_a_case_over_its_own_time_limit_does_not_stand(self):
         slow = ("completed", "")  # 0.25 s against a limit of 0.2 s
@@ -226,9 +239,9 @@ class Batches(unittest.TestCase):
             reports = pathlib.Path(folder)
             R.report_file(reports, self.BATCH).write_text(batch_record(
                 ("MatmulTiledTechnique", "Own", *self.PASS), ("Shapes/MatmulTiled", "Matches/M1", *slow)))
-            stood, again = R.judge_batch(R.TestResult(self.BATCH, "passed", self.OUTPUT), self.CASES[:2],
-                                         {self.CASES[1]: (["correctness"], 0.2)}, reports)
-        self.assertEqual(([r.name for r in stood], again), ([self.CASES[0]], [self.CASES[1]]))
+            stood, again, alone = R.judge_batch(R.TestResult(self.BATCH, "passed", self.OUTPUT), self.CASES[:2],
+                                                {self.CASES[1]: (["correctness"], 0.2)}, reports)
+        self.assertEqual(([r.name for r in stood], again, alone), ([self.CASES[0]], [self.CASES[1]], []))
 
     def test_a_skip_for_want_of_a_second_gpu_stands(self):
         two = ("skipped", '<skipped message="t.cpp:3&#x0A;needs two GPUs; this machine shows 1"/>')
@@ -248,16 +261,16 @@ class Batches(unittest.TestCase):
                                      output=self.OUTPUT + "[  COURSE  ] no CUDA device: none visible\n")
         self.assertEqual(again, self.CASES[1:])
 
-    def test_everything_again_when_the_batch_cannot_be_read_or_disagrees(self):
+    def test_everything_alone_when_the_batch_cannot_be_read_or_disagrees(self):
         for outcome, outcomes in (("failed", None),  # killed: a crash or its time limit, no record
                                   ("failed", [self.PASS] * 4),  # a failing status without a recorded failure
                                   ("passed", [self.PASS, self.FAIL, self.SKIP, self.SKIP]),  # the reverse
                                   ("skipped", [self.SKIP, self.PASS, self.PASS, self.PASS]),
                                   ("passed", [])):
             stood, again, _ = self.judge(outcome, outcomes)
-            self.assertEqual((stood, again), ([], self.CASES), (outcome, outcomes))
+            self.assertEqual((stood, again, self.alone), ([], [], self.CASES), (outcome, outcomes))
         stood, again, _ = self.judge("passed", [self.PASS] * 4, cases=self.CASES[1:])  # a case it should not run
-        self.assertEqual((stood, again), ([], self.CASES[1:]))
+        self.assertEqual((stood, again, self.alone), ([], [], self.CASES[1:]))
 
     def test_batches_have_no_record_of_their_own(self):
         self.assertFalse(R.judged_by_record(self.BATCH))

@@ -397,8 +397,9 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
         left_out = ws.root / "left-out.txt"
         # Two rounds of batches: the second runs again, as new batches, the cases of the first that
         # did not stand (a batch's cases after its first failure), but those of a batch that
-        # crashed, hung or disagreed with its record (nothing of it stood): these, and what did not
-        # stand in the second round, run one by one.
+        # crashed, hung or disagreed with its record (nothing of it stood) and a first case that
+        # failed under other hardware queues than its own: these, and what did not stand in the
+        # second round, run one by one (results.judge_batch).
         for again in (False, True):
             batch_env = {"COURSE_TEST_BATCHES": batch_mode}
             if again:
@@ -418,12 +419,11 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
                 for result in run(f"{phase} batches{' again' if again else ''}", selection, gpu, locks, shared,
                                   phase_jobs, turn_lock, batch_env, only + "Batch\\." if again else only):
                     if result.name in in_batches:
-                        stood, rest = R.judge_batch(result, in_batches[result.name], properties, ws.records)
+                        stood, _, alone = R.judge_batch(result, in_batches[result.name], properties, ws.records)
                         stood = [r for r in stood if r.name not in judged]  # (each case judged once)
                         graded += stood
                         judged.update(r.name for r in stood)
-                        if not stood:
-                            at_once.update(rest)
+                        at_once.update(alone)
                     elif not again:  # a test that is never batched (Build.*, CodePolicy, several GPUs)
                         graded.append(result)
             if all(case in judged or case in at_once for case in first_cases):

@@ -75,12 +75,16 @@ def _listed_tests(build_dir, ctest="ctest", env=None, prefix=(), cwd=None):
 
 
 def test_properties(build_dir, ctest="ctest", env=None, prefix=(), cwd=None):
-    """{test name: (labels, timeout)} from `ctest --show-only=json-v1` (empty when ctest fails).
-    `prefix` runs ctest in the sandbox: listing the tests runs the test executables."""
+    """{test name: (labels, timeout, hardware queues)} from `ctest --show-only=json-v1` (empty
+    when ctest fails); the queues are "one" or "default" (CUDA_DEVICE_MAX_CONNECTIONS set to 1, or
+    unset: cmake/CourseTestList.cmake). `prefix` runs ctest in the sandbox: listing the tests runs
+    the test executables."""
     found = {}
     for test in _listed_tests(build_dir, ctest, env, prefix, cwd):
         props = {p["name"]: p["value"] for p in test.get("properties", [])}
-        found[test["name"]] = (list(props.get("LABELS", [])), float(props.get("TIMEOUT", 0) or 0))
+        queues = "default" if "CUDA_DEVICE_MAX_CONNECTIONS=unset:" in props.get("ENVIRONMENT_MODIFICATION", []) \
+            else "one"
+        found[test["name"]] = (list(props.get("LABELS", [])), float(props.get("TIMEOUT", 0) or 0), queues)
     return found
 
 
@@ -197,7 +201,7 @@ def read_junit(path, properties=None, reports=None):
         name = case.get("name", "")
         output = "".join(node.text or "" for node in case.iter("system-out"))
         seconds = float(case.get("time", 0) or 0)
-        labels, timeout = properties.get(name, ([], 0.0))
+        labels, timeout = properties.get(name, ([], 0.0))[:2]
         status = case.get("status", "")
         failure = case.find("failure")
         if status == "run":
@@ -270,50 +274,64 @@ _MACHINE_SKIPS = ("needs two GPUs",)
 
 
 def judge_batch(batch, cases, properties=None, reports=None):
-    """A batch's verdicts that stand, and the cases to run again. `batch` is the batch test's
-    TestResult (ctest's outcome: its exit status, time limit, crash), `cases` the names of its
-    cases.
+    """A batch's verdicts that stand, and what to do with the other cases: (stood, again, alone),
+    `again` for another batch, `alone` to run one by one. `batch` is the batch test's TestResult
+    (ctest's outcome: its exit status, time limit, crash), `cases` the names of its cases;
+    `properties` {name: (labels, timeout[, queues])} (test_properties).
 
     A batch is one process, so a case's outcome there could depend on the cases that ran before it
     in it. Only the verdicts of cases that ran after passes only stand: the passes up to the first
     case that did not pass (and skips the machine decides: in a program that found no GPU when it
     started, and a case that needs two GPUs), and the failure of the first case that ran, which ran
-    as it runs alone. A case that ran longer than its own time limit does not stand (alone, it
-    would have been stopped). The other cases run again, as do all of a batch whose exit status
-    and record disagree, or that left no record (a crash, a time limit). So every failure is
-    judged as the presets judge it: in a process where nothing failed before it."""
+    as it runs alone, if it ran with its own hardware queues (a batch of a program's every case
+    has CUDA's default queues if any of them has; a case given one queue gives the same result
+    with eight, but its failure is judged as the presets run it: that case runs alone). A case that
+    ran longer than its own time limit does not stand (alone, it would have been stopped). The
+    cases after the last that stood run in another batch, but all of a batch of which nothing
+    stood run alone, as do all of a batch whose exit status and record disagree, or that left no
+    record (a crash, a time limit). So every failure is judged as the presets judge it: in a
+    process where nothing ran before it."""
     properties = properties or {}
     records = read_case_records(report_file(reports, batch.name)) if reports is not None else None
     if not records:
-        return [], list(cases)
+        return [], [], list(cases)
     outcomes = {outcome for _, outcome, _, _ in records}
     agrees = {"passed": "failed" not in outcomes and outcomes != {"skipped"},  # exit status 0
               "skipped": outcomes == {"skipped"},  # 77: every case skipped
               "failed": "failed" in outcomes}[batch.outcome]  # else a crash or a time limit
     if not agrees:
-        return [], list(cases)
+        return [], [], list(cases)
     prefix = batch.name.rsplit(".Batch.", 1)[0]
     expected = set(cases)
+    queues = {c: properties[c][2] if len(properties.get(c, ())) > 2 else "one" for c in cases}
+    batch_queues = "default" if "default" in queues.values() else "one"
     # main() says, before the first case (and so before any code under test), that it found no GPU.
     no_gpu_program = "no CUDA device" in batch.output.split("[ RUN      ]", 1)[0]
-    stood = []
+    stood, alone = [], []
     for at, (case, outcome, seconds, message) in enumerate(records):
         name = f"{prefix}.{case}"
         if name not in expected:
-            return [], list(cases)
-        labels, timeout = properties.get(name, ([], 0.0))
+            return [], [], list(cases)
+        labels, timeout = properties.get(name, ([], 0.0))[:2]
         if timeout and seconds >= 0.95 * timeout:
             break
         machine_skip = outcome == "skipped" and (
             (no_gpu_program and "no CUDA device" in message) or message.startswith(_MACHINE_SKIPS))
         if outcome == "failed" and at == 0:
-            stood.append(TestResult(name, outcome, _case_output(batch.output, case), seconds, "Failed", labels, timeout))
+            if queues[name] == batch_queues:
+                stood.append(TestResult(name, outcome, _case_output(batch.output, case), seconds, "Failed", labels,
+                                        timeout))
+            else:
+                alone.append(name)
         if outcome != "passed" and not machine_skip:
             break
         stood.append(TestResult(name, outcome, _case_output(batch.output, case), seconds,
                                 message if machine_skip else "", labels, timeout))
-    judged = {r.name for r in stood}
-    return stood, [c for c in cases if c not in judged]
+    judged = {r.name for r in stood} | set(alone)
+    rest = [c for c in cases if c not in judged]
+    if not stood and not alone:
+        return [], [], rest
+    return stood, rest, alone
 
 
 def gist(output, lines=3):
