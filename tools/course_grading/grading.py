@@ -292,7 +292,7 @@ def gpu_locks(lock_dir, gpus, shared=False):
             handle.close()  # closing releases the lock
 
 
-def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batches=True):
+def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batches=True, batch_rounds=2):
     """Runs the graded chapters' student tests: ctest unconfined (its reports out of reach of the
     tests), every test program in the sandbox (cmake/CourseTestList.cmake puts course-sandbox in
     front of it). Two phases on one GPU: first the tests that may run side by side (`jobs` at a
@@ -314,8 +314,10 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
     With `batches` (the default), each phase runs in two passes. The first runs each program once
     per group of cases that share their properties (COURSE_TEST_BATCHES, a batch), which saves
     the GPU a CUDA context per case; of a batch only the passes up to its first case that did not
-    pass stand (results.judge_batch). The second pass runs every other case on its own, one
-    process each (COURSE_TEST_ONLY), exactly as without batches: a failure is always judged there.
+    pass stand (results.judge_batch). Up to `batch_rounds` rounds of batches run (the cases the
+    rounds before left, as new batches; a third and later round only while the last one judged
+    at least two cases a batch, else one by one costs no more programs). The last pass runs every
+    other case on its own, one process each (COURSE_TEST_ONLY), exactly as without batches.
     Returns (results, seconds testing, seconds waiting for the GPU, {phase: seconds})."""
     class_turns = lock_dir is not None and gpu is not None
     turns = pathlib.Path(lock_dir) / f"gpu-{gpu}.turn" if class_turns else ws.scratch / "gpu-turn.lock"
@@ -395,12 +397,13 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
     if batches:
         judged, at_once, first_cases = set(), set(), []
         left_out = ws.root / "left-out.txt"
-        # Two rounds of batches: the second runs again, as new batches, the cases of the first that
-        # did not stand (a batch's cases after its first failure), but those of a batch that
-        # crashed, hung or disagreed with its record (nothing of it stood) and a first case that
-        # failed under other hardware queues than its own: these, and what did not stand in the
-        # second round, run one by one (results.judge_batch).
-        for again in (False, True):
+        # Rounds of batches (two by default): each runs again, as new batches, the cases of the
+        # rounds before that did not stand (a batch's cases after its first failure), but those of
+        # a batch that crashed, hung or disagreed with its record (nothing of it stood) and a first
+        # case that failed under other hardware queues than its own: these, and what did not stand
+        # in the last round, run one by one (results.judge_batch).
+        for round_number in range(1, max(1, batch_rounds) + 1):
+            again = round_number > 1
             batch_env = {"COURSE_TEST_BATCHES": batch_mode}
             if again:
                 left_out.write_text("".join(f"{case}\n" for case in sorted(judged | at_once)))
@@ -411,12 +414,18 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
                 first_cases = [case for cases in in_batches.values() for case in cases]
             if not in_batches:
                 break
-            # The second round runs its batches alone (the other tests ran in the first), in the
+            # The rounds after the first share their batches' names: no record of an earlier
+            # round may stand for a program that left none.
+            for name in in_batches:
+                R.report_file(ws.records, name).unlink(missing_ok=True)
+            judged_before = len(judged)
+            label = {1: "batches", 2: "batches again"}.get(round_number, f"batches round {round_number}")
+            # A later round runs its batches alone (the other tests ran in the first), in the
             # phases they belong to.
             for phase, selection, shared, phase_jobs, turn_lock, is_alone in phases:
                 if again and not runs_in(is_alone, [c for cases in in_batches.values() for c in cases]):
                     continue
-                for result in run(f"{phase} batches{' again' if again else ''}", selection, gpu, locks, shared,
+                for result in run(f"{phase} {label}", selection, gpu, locks, shared,
                                   phase_jobs, turn_lock, batch_env, only + "Batch\\." if again else only):
                     if result.name in in_batches:
                         stood, _, alone = R.judge_batch(result, in_batches[result.name], properties, ws.records)
@@ -428,6 +437,8 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
                         graded.append(result)
             if all(case in judged or case in at_once for case in first_cases):
                 break
+            if again and len(judged) - judged_before < 2 * len(in_batches):
+                break  # (one by one, the rest costs a program a case: another round would not pay)
         one_by_one = [case for case in first_cases if case not in judged]
         listing = ws.root / "one-by-one.txt"
         listing.write_text("".join(f"{case}\n" for case in one_by_one))
