@@ -25,8 +25,10 @@ macro(course_import_prebuilt_judge)
   set_target_properties(course_gtest_main PROPERTIES
     IMPORTED_LOCATION "${COURSE_PREBUILT_GTEST_MAIN}"
     INTERFACE_LINK_LIBRARIES course_support)
+  # (Not while the judge compiles: tools/grade-class builds a submission's own files meanwhile,
+  # and links once the judge has compiled; course-prebuilt.pending, tools/course_grading.)
   foreach(prebuilt_library IN ITEMS "${COURSE_PREBUILT_SUPPORT}" "${COURSE_PREBUILT_GTEST_MAIN}")
-    if(NOT EXISTS "${prebuilt_library}")
+    if(NOT EXISTS "${prebuilt_library}" AND NOT EXISTS "${COURSE_PREBUILT_DIR}/course-prebuilt.pending")
       message(FATAL_ERROR "COURSE_PREBUILT_DIR: ${prebuilt_library} is missing (build course_prebuilt there)")
     endif()
   endforeach()

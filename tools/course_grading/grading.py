@@ -185,20 +185,47 @@ def _take_one_of(paths, poll_seconds=0.5):
         time.sleep(poll_seconds)
 
 
-def prebuild(course_root, root, chapters, log_path, jobs):
+# In a judge's build tree while it compiles (prebuild with `configured`): a grading that links it
+# compiles its own files meanwhile and waits for this file to go before it links.
+JUDGE_PENDING = "course-prebuilt.pending"
+JUDGE_FAILED = "course-prebuilt.failed"
+
+
+def prebuild(course_root, root, chapters, log_path, jobs, configured=None):
     """The judge compiled once for a class (cmake/CoursePrebuilt.cmake): the support library, the
     GoogleTest main and the graded chapters' tests, in a clean copy of the course (the course's own
-    code only: unconfined). Returns its build tree, for build(prebuilt=...), and the seconds it took."""
+    code only: unconfined). Returns its build tree, for build(prebuilt=...), and the seconds it took.
+    With `configured` (a threading.Event), set once the tree is configured: from then until it has
+    compiled, the tree holds JUDGE_PENDING, and gradings may build against it (build() waits for
+    the judge before it links; JUDGE_FAILED if it did not compile)."""
     started = time.monotonic()
     ws = prepare(course_root, root, sandbox=False)
     ws.build.mkdir(exist_ok=True)
+    pending, failed = ws.build / JUDGE_PENDING, ws.build / JUDGE_FAILED
     with open(log_path, "a") as out:
         def run(command):
             return subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, cwd=ws.course).returncode == 0
-        if not (run(["cmake", "--preset", "default", f"-DCOURSE_GRADED_CHAPTERS={';'.join(chapters)}"])
-                and run(["cmake", "--build", str(ws.build), "--target", "course_prebuilt", "-j", str(jobs)])):
-            raise OSError(f"the class's judge did not build (see {log_path})")
+        try:
+            if not run(["cmake", "--preset", "default", f"-DCOURSE_GRADED_CHAPTERS={';'.join(chapters)}"]):
+                raise OSError(f"the class's judge did not configure (see {log_path})")
+            if configured is not None:
+                pending.touch()
+                configured.set()
+            if not run(["cmake", "--build", str(ws.build), "--target", "course_prebuilt", "-j", str(jobs)]):
+                failed.touch()
+                raise OSError(f"the class's judge did not build (see {log_path})")
+        finally:
+            pending.unlink(missing_ok=True)
+            if configured is not None:
+                configured.set()
     return ws.build, time.monotonic() - started
+
+
+def _wait_for_the_judge(prebuilt, poll_seconds=0.2):
+    """Waits while the judge `prebuilt` compiles (prebuild); returns whether it compiled."""
+    while (prebuilt / JUDGE_PENDING).exists():
+        time.sleep(poll_seconds)
+    return not (prebuilt / JUDGE_FAILED).exists()
 
 
 def build(ws, chapters, log_path, jobs, timeouts=None, env=None, build_locks=(), prebuilt=None):
@@ -206,7 +233,9 @@ def build(ws, chapters, log_path, jobs, timeouts=None, env=None, build_locks=(),
     tree and the build's temporary folders. With `build_locks` (files), it first waits until it
     holds one of them: tools/grade-class builds at most two submissions per GPU at a time, so
     that a GPU's three gradings fall out of step and one builds while the others test. With
-    `prebuilt` (a build tree of prebuild), the judge is linked from there, not compiled.
+    `prebuilt` (a build tree of prebuild), the judge is linked from there, not compiled: the
+    submission's own files compile while the judge may still compile, and the programs link once
+    it has (the seconds waiting for it count as waiting to build).
     A build that holds the lock of index k runs at niceness 4 + 4k: the builds that start together
     finish one after another (the first one's tests start sooner, with every core it can use), and
     the tests, at niceness 0, have the CPU before any build (their host work can hold the GPU).
@@ -228,22 +257,35 @@ def build(ws, chapters, log_path, jobs, timeouts=None, env=None, build_locks=(),
         started = time.monotonic()
         if index is not None:
             prefix = ["nice", "-n", str(4 + 4 * index), *prefix]
-        built = _configure_and_build(ws, chapters, log_path, jobs, prefix, options, env)
-        seconds = time.monotonic() - started
+        built, judge_wait = _configure_and_build(ws, chapters, log_path, jobs, prefix, options, env, prebuilt)
+        seconds = time.monotonic() - started - judge_wait
+        waited += judge_wait
     failed = sorted({p.parent.name.split("-", 1)[1] for p in (ws.build / "course-build-status").glob("student-*/*.log")})
     return built, seconds, [c for c in failed if c in chapters], waited
 
 
-def _configure_and_build(ws, chapters, log_path, jobs, prefix, options, env):
+def _configure_and_build(ws, chapters, log_path, jobs, prefix, options, env, prebuilt=None):
+    """Returns (built, seconds waiting for the judge)."""
     with open(log_path, "a") as out:
         def run(command):
             return subprocess.run(prefix + command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=ws.course)
         # One target for all the graded chapters (course_graded), so that make builds them side
         # by side: targets named one by one would be built one after another.
         graded = f"-DCOURSE_GRADED_CHAPTERS={';'.join(chapters)}"
-        configured = run(["cmake", "--preset", "default", *options, graded]).returncode == 0
-        return configured and run(["cmake", "--build", str(ws.build), "--target", "course_graded",
-                                   "-j", str(jobs)]).returncode == 0
+        if run(["cmake", "--preset", "default", *options, graded]).returncode != 0:
+            return False, 0.0
+        judge_wait = 0.0
+        if prebuilt is not None and (pathlib.Path(prebuilt) / JUDGE_PENDING).exists():
+            # The submission's files first (course_graded_objects), while the judge compiles.
+            run(["cmake", "--build", str(ws.build), "--target", "course_graded_objects", "-j", str(jobs)])
+            waiting_since = time.monotonic()
+            judge_built = _wait_for_the_judge(pathlib.Path(prebuilt))
+            judge_wait = time.monotonic() - waiting_since
+            if not judge_built:
+                out.write("grade-submission: the class's judge did not build (its judge-build.log says why)\n")
+                return False, judge_wait
+        built = run(["cmake", "--build", str(ws.build), "--target", "course_graded", "-j", str(jobs)]).returncode == 0
+        return built, judge_wait
 
 
 def _lock(path, mode, blocking=True):
