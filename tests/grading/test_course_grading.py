@@ -459,6 +459,31 @@ class BuildSlots(unittest.TestCase):
                 handle.close()
 
 
+class JudgeWhileItCompiles(unittest.TestCase):
+    """grading._wait_for_the_judge: a grading links once the class's judge has compiled
+    (prebuild's course-prebuilt.pending gone), and not at all when it failed."""
+
+    def test_waits_until_the_judge_has_compiled(self):
+        with tempfile.TemporaryDirectory() as folder:
+            tree = pathlib.Path(folder)
+            (tree / G.JUDGE_PENDING).touch()
+            done = []
+            thread = threading.Thread(target=lambda: done.append(G._wait_for_the_judge(tree, poll_seconds=0.02)))
+            thread.start()
+            thread.join(0.3)
+            self.assertFalse(done, "a grading linked while the judge compiled")
+            (tree / G.JUDGE_PENDING).unlink()
+            thread.join(5)
+            self.assertEqual(done, [True])
+
+    def test_a_judge_that_failed_is_not_linked(self):
+        with tempfile.TemporaryDirectory() as folder:
+            tree = pathlib.Path(folder)
+            self.assertTrue(G._wait_for_the_judge(tree), "a judge built without grade-class (no marker)")
+            (tree / G.JUDGE_FAILED).touch()
+            self.assertFalse(G._wait_for_the_judge(tree))
+
+
 @unittest.skipUnless(sandbox.abi_version(), "this kernel has no Landlock")
 class Sandbox(unittest.TestCase):
     """course-sandbox (tools/course_grading/sandbox.c), compiled here as the grader compiles it."""

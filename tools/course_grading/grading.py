@@ -275,9 +275,10 @@ def _configure_and_build(ws, chapters, log_path, jobs, prefix, options, env, pre
         if run(["cmake", "--preset", "default", *options, graded]).returncode != 0:
             return False, 0.0
         judge_wait = 0.0
-        if prebuilt is not None and (pathlib.Path(prebuilt) / JUDGE_PENDING).exists():
-            # The submission's files first (course_graded_objects), while the judge compiles.
-            run(["cmake", "--build", str(ws.build), "--target", "course_graded_objects", "-j", str(jobs)])
+        if prebuilt is not None:
+            if (pathlib.Path(prebuilt) / JUDGE_PENDING).exists():
+                # The submission's files first (course_graded_objects), while the judge compiles.
+                run(["cmake", "--build", str(ws.build), "--target", "course_graded_objects", "-j", str(jobs)])
             waiting_since = time.monotonic()
             judge_built = _wait_for_the_judge(pathlib.Path(prebuilt))
             judge_wait = time.monotonic() - waiting_since
