@@ -455,8 +455,10 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
                                                                 cwd=ws.course).items() if selected.match(b)}
             if not again:
                 first_cases = [case for cases in in_batches.values() for case in cases]
-            if not in_batches:
+            elif not in_batches:
                 break
+            # (A first round without batches still runs: the tests that are never batched, such as
+            # Build.ListsItsTests of a program that could not list its cases.)
             # The rounds after the first share their batches' names: no record of an earlier
             # round may stand for a program that left none.
             for name in in_batches:
