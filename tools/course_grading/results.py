@@ -287,8 +287,8 @@ def judge_batch(batch, cases, properties=None, reports=None):
     has CUDA's default queues if any of them has; a case given one queue gives the same result
     with eight, but its failure is judged as the presets run it: that case runs alone). A case that
     ran longer than its own time limit does not stand (alone, it would have been stopped). The
-    cases after the last that stood run in another batch, but all of a batch of which nothing
-    stood run alone, as do all of a batch whose exit status and record disagree, or that left no
+    other cases run in another batch, but all of a batch of which no case stood or was sent to run
+    alone run alone, as do all of a batch whose exit status and record disagree, or that left no
     record (a crash, a time limit). So every failure is judged as the presets judge it: in a
     process where nothing ran before it."""
     properties = properties or {}
