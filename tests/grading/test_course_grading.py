@@ -211,10 +211,12 @@ class Batches(unittest.TestCase):
         self.assertEqual((results[1].labels, results[1].timeout, results[1].seconds), (["perf"], 9.0, 0.25))
 
     def test_passes_stand_up_to_the_first_other_outcome(self):
+        # That case runs alone (put first in a batch, a failure would end it at once); the cases
+        # after it, in another batch.
         for outcomes in ([self.PASS, self.FAIL, self.SKIP, self.SKIP], [self.PASS, self.OTHER_SKIP, self.PASS, self.PASS]):
             stood, again, _ = self.judge("failed" if self.FAIL in outcomes else "passed", outcomes)
             self.assertEqual(stood, [(self.CASES[0], "passed")])
-            self.assertEqual(again, self.CASES[1:])
+            self.assertEqual((again, self.alone), (self.CASES[2:], [self.CASES[1]]))
 
     def test_the_failure_of_the_first_case_that_ran_stands(self):
         stood, again, results = self.judge("failed", [self.FAIL, self.SKIP, self.SKIP, self.SKIP],
@@ -241,7 +243,7 @@ class Batches(unittest.TestCase):
                 ("MatmulTiledTechnique", "Own", *self.PASS), ("Shapes/MatmulTiled", "Matches/M1", *slow)))
             stood, again, alone = R.judge_batch(R.TestResult(self.BATCH, "passed", self.OUTPUT), self.CASES[:2],
                                                 {self.CASES[1]: (["correctness"], 0.2)}, reports)
-        self.assertEqual(([r.name for r in stood], again, alone), ([self.CASES[0]], [self.CASES[1]], []))
+        self.assertEqual(([r.name for r in stood], again, alone), ([self.CASES[0]], [], [self.CASES[1]]))
 
     def test_a_skip_for_want_of_a_second_gpu_stands(self):
         two = ("skipped", '<skipped message="t.cpp:3&#x0A;needs two GPUs; this machine shows 1"/>')
@@ -259,7 +261,7 @@ class Batches(unittest.TestCase):
         # Said only by the code under test, in a case's output: not the program's start.
         stood, again, _ = self.judge("passed", [self.PASS, self.SKIP, self.PASS, self.PASS],
                                      output=self.OUTPUT + "[  COURSE  ] no CUDA device: none visible\n")
-        self.assertEqual(again, self.CASES[1:])
+        self.assertEqual((again, self.alone), (self.CASES[2:], [self.CASES[1]]))
 
     def test_everything_alone_when_the_batch_cannot_be_read_or_disagrees(self):
         for outcome, outcomes in (("failed", None),  # killed: a crash or its time limit, no record

@@ -236,9 +236,11 @@ def build(ws, chapters, log_path, jobs, timeouts=None, env=None, build_locks=(),
     `prebuilt` (a build tree of prebuild), the judge is linked from there, not compiled: the
     submission's own files compile while the judge may still compile, and the programs link once
     it has (the seconds waiting for it count as waiting to build).
-    A build that holds the lock of index k runs at niceness 4 + 4k: the builds that start together
-    finish one after another (the first one's tests start sooner, with every core it can use), and
-    the tests, at niceness 0, have the CPU before any build (their host work can hold the GPU).
+    A build that holds the lock of index k runs at niceness 10 + 3k (at most 19): the builds that
+    start together finish one after another (the first one's tests start sooner, with every core
+    it can use), and the tests, at niceness 0, have the CPU well before any build (their host work,
+    and the driver's while it makes a context, can hold the GPU: on the H100 sixteen busy cores
+    made a context take 1.5-2x as long).
     Returns (built, seconds building, chapters that did not build, seconds waiting to build)."""
     env = dict(env or os.environ)
     env.update(TMPDIR=str(ws.root / "tmp"), HOME=str(ws.root / "home"))
@@ -256,7 +258,7 @@ def build(ws, chapters, log_path, jobs, timeouts=None, env=None, build_locks=(),
         waited = time.monotonic() - waiting_since
         started = time.monotonic()
         if index is not None:
-            prefix = ["nice", "-n", str(4 + 4 * index), *prefix]
+            prefix = ["nice", "-n", str(min(19, 10 + 3 * index)), *prefix]
         built, judge_wait = _configure_and_build(ws, chapters, log_path, jobs, prefix, options, env, prebuilt)
         seconds = time.monotonic() - started - judge_wait
         waited += judge_wait
@@ -335,7 +337,7 @@ def gpu_locks(lock_dir, gpus, shared=False):
             handle.close()  # closing releases the lock
 
 
-def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batches=True, batch_rounds=2):
+def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batches=True, batch_rounds=6):
     """Runs the graded chapters' student tests: ctest unconfined (its reports out of reach of the
     tests), every test program in the sandbox (cmake/CourseTestList.cmake puts course-sandbox in
     front of it). Two phases on one GPU: first the tests that may run side by side (`jobs` at a
@@ -358,9 +360,10 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
     per group of cases that share their properties (COURSE_TEST_BATCHES, a batch), which saves
     the GPU a CUDA context per case; of a batch only the passes up to its first case that did not
     pass stand (results.judge_batch). Up to `batch_rounds` rounds of batches run (the cases the
-    rounds before left, as new batches; a third and later round only while the last one judged
-    at least two cases a batch, else one by one costs no more programs). The last pass runs every
-    other case on its own, one process each (COURSE_TEST_ONLY), exactly as without batches.
+    rounds before left, as new batches; a third and later round only while the last one settled
+    at least two cases a batch, judged or sent to run alone, else one by one costs no more
+    programs). The last pass runs every other case on its own, one process each
+    (COURSE_TEST_ONLY), exactly as without batches: those that did not stand where they failed.
     Returns (results, seconds testing, seconds waiting for the GPU, {phase: seconds})."""
     class_turns = lock_dir is not None and gpu is not None
     turns = pathlib.Path(lock_dir) / f"gpu-{gpu}.turn" if class_turns else ws.scratch / "gpu-turn.lock"
@@ -440,11 +443,11 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
     if batches:
         judged, at_once, first_cases = set(), set(), []
         left_out = ws.root / "left-out.txt"
-        # Rounds of batches (two by default): each runs again, as new batches, the cases of the
-        # rounds before that did not stand (a batch's cases after its first failure), but those of
-        # a batch that crashed, hung or disagreed with its record (nothing of it stood) and a first
-        # case that failed under other hardware queues than its own: these, and what did not stand
-        # in the last round, run one by one (results.judge_batch).
+        # Rounds of batches: each runs again, as new batches, the cases of the rounds before
+        # that did not run (a batch's cases after its first failure), but a case that failed
+        # after others or under other hardware queues than its own, and every case of a batch
+        # that crashed, hung or disagreed with its record (nothing of it stood): these, and what
+        # the last round left, run one by one (results.judge_batch).
         for round_number in range(1, max(1, batch_rounds) + 1):
             again = round_number > 1
             batch_env = {"COURSE_TEST_BATCHES": batch_mode}
@@ -463,7 +466,7 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
             # round may stand for a program that left none.
             for name in in_batches:
                 R.report_file(ws.records, name).unlink(missing_ok=True)
-            judged_before = len(judged)
+            settled_before = len(judged) + len(at_once)
             label = {1: "batches", 2: "batches again"}.get(round_number, f"batches round {round_number}")
             # A later round runs its batches alone (the other tests ran in the first), in the
             # phases they belong to.
@@ -482,7 +485,7 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
                         graded.append(result)
             if all(case in judged or case in at_once for case in first_cases):
                 break
-            if again and len(judged) - judged_before < 2 * len(in_batches):
+            if again and len(judged) + len(at_once) - settled_before < 2 * len(in_batches):
                 break  # (one by one, the rest costs a program a case: another round would not pay)
         one_by_one = [case for case in first_cases if case not in judged]
         listing = ws.root / "one-by-one.txt"

@@ -285,12 +285,14 @@ def judge_batch(batch, cases, properties=None, reports=None):
     started, and a case that needs two GPUs), and the failure of the first case that ran, which ran
     as it runs alone, if it ran with its own hardware queues (a batch of a program's every case
     has CUDA's default queues if any of them has; a case given one queue gives the same result
-    with eight, but its failure is judged as the presets run it: that case runs alone). A case that
-    ran longer than its own time limit does not stand (alone, it would have been stopped). The
-    other cases run in another batch, but all of a batch of which no case stood or was sent to run
-    alone run alone, as do all of a batch whose exit status and record disagree, or that left no
-    record (a crash, a time limit). So every failure is judged as the presets judge it: in a
-    process where nothing ran before it."""
+    with eight, but its failure is judged as the presets run it: that case runs alone). The first
+    case that did not stand runs alone: it failed (or ran longer than its own time limit, which
+    alone would have stopped it) after other cases, or under other queues, and put first in
+    another batch it would most likely fail again and end that batch at once (--gtest_fail_fast).
+    The cases after it run in another batch. But all of a batch of which no case stood or was sent
+    to run alone run alone, as do all of a batch whose exit status and record disagree, or that
+    left no record (a crash, a time limit). So every failure is judged as the presets judge it: in
+    a process where nothing ran before it."""
     properties = properties or {}
     records = read_case_records(report_file(reports, batch.name)) if reports is not None else None
     if not records:
@@ -314,16 +316,16 @@ def judge_batch(batch, cases, properties=None, reports=None):
             return [], [], list(cases)
         labels, timeout = properties.get(name, ([], 0.0))[:2]
         if timeout and seconds >= 0.95 * timeout:
+            alone.append(name)
             break
         machine_skip = outcome == "skipped" and (
             (no_gpu_program and "no CUDA device" in message) or message.startswith(_MACHINE_SKIPS))
-        if outcome == "failed" and at == 0:
-            if queues[name] == batch_queues:
+        if outcome != "passed" and not machine_skip:
+            if outcome == "failed" and at == 0 and queues[name] == batch_queues:
                 stood.append(TestResult(name, outcome, _case_output(batch.output, case), seconds, "Failed", labels,
                                         timeout))
             else:
                 alone.append(name)
-        if outcome != "passed" and not machine_skip:
             break
         stood.append(TestResult(name, outcome, _case_output(batch.output, case), seconds,
                                 message if machine_skip else "", labels, timeout))
