@@ -477,62 +477,6 @@ TEST(GpuTurn, AProgramMakesAndTearsDownItsContextInTheContextTurn) {
   remove_turn_files(path);
 }
 
-// A program that makes its context while a measurement waits makes it in the exclusive turn,
-// among the queued measurements, on a quiet GPU (no drain of its own), then holds the shared
-// turn as usual; so does one that tears its context down then.
-TEST(GpuTurn, AContextMadeWhileAMeasurementWaitsIsMadeInTheExclusiveTurn) {
-  using course::GpuTurnMode;
-  const std::string path = testing::TempDir() + "course-gpu-turn-quiet-" + std::to_string(::getpid()) + ".lock";
-  const std::chrono::milliseconds short_wait(300), long_wait(10000);
-  // Another program holds a shared turn, and a measurement waits behind it: the context and the
-  // measurement are then given one after the other, each alone.
-  // The measurement's thread is left in `measurement`, to be joined once the program lets it go.
-  std::atomic<bool> measurement_given{false}, measurement_release{false};
-  std::thread measurement;
-  const auto each_alone_after_a_shared_turn = [&](const std::function<void()>& start_or_end, const char* what) {
-    measurement_given = false;
-    measurement_release = false;
-    std::atomic<bool> shared_given{false}, shared_release{false};
-    std::thread shared = take_turn(path, GpuTurnMode::shared, shared_given, shared_release);
-    ASSERT_TRUE(becomes_true_within(shared_given, long_wait));
-    measurement = take_turn(path, GpuTurnMode::exclusive, measurement_given, measurement_release);
-    std::this_thread::sleep_for(short_wait);  // the measurement queues behind the shared turn
-    std::atomic<bool> given{false};
-    std::thread program([&] {
-      start_or_end();
-      given = true;
-    });
-    EXPECT_FALSE(becomes_true_within(given, short_wait)) << what << ": given beside a shared turn";
-    shared_release = true;
-    shared.join();
-    const auto until = std::chrono::steady_clock::now() + long_wait;
-    while (!given && !measurement_given && std::chrono::steady_clock::now() < until)
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    ASSERT_TRUE(given || measurement_given) << what << ": neither was given";
-    if (measurement_given) {
-      EXPECT_FALSE(becomes_true_within(given, short_wait)) << what << ": given beside a measurement";
-      measurement_release = true;
-      EXPECT_TRUE(becomes_true_within(given, long_wait));
-      EXPECT_FALSE(turn_free(path, LOCK_SH)) << what << ": in a shared turn while a measurement waited";
-    } else {
-      EXPECT_FALSE(turn_free(path, LOCK_SH)) << what << ": in a shared turn while a measurement waited";
-      EXPECT_FALSE(becomes_true_within(measurement_given, short_wait)) << what << ": a measurement beside it";
-      measurement_release = true;
-    }
-    program.join();
-  };
-  each_alone_after_a_shared_turn([&] { course::arm_gpu_turn(path, [] {}); }, "the context");
-  course::context_made();  // back to the shared turn (after the measurement), the context turn let go of
-  measurement.join();
-  EXPECT_TRUE(turn_free(path + ".context", LOCK_EX)) << "the context turn was kept after the context was made";
-  EXPECT_TRUE(turn_free(path, LOCK_SH)) << "the shared turn was not given back after the context";
-  EXPECT_FALSE(turn_free(path, LOCK_EX)) << "the program holds no turn after its context";
-  each_alone_after_a_shared_turn([] { course::hold_gpu_turn_to_the_end(); }, "the teardown");
-  course::disarm_gpu_turn();  // (the exit): lets a measurement that waits for the teardown go
-  measurement.join();
-  remove_turn_files(path);
-}
-
 // A program that yields (start_yielding_gpu_turn) lets go of its shared turn when a
 // measurement waits, once its calls under way have ended and its GPU work has been waited for;
 // the calls it begins meanwhile wait until it has the turn back. Never while a capture is under

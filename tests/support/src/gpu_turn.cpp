@@ -180,7 +180,6 @@ struct TurnState {
   std::chrono::steady_clock::time_point exclusive_since;
   bool shared_held = false;  // whether the shared turn is held (and, for the profile, since when)
   std::chrono::steady_clock::time_point shared_since;
-  bool context_exclusive = false;  // the context is being made in the exclusive turn (arm_gpu_turn)
   // Yielding (gpu_turn.h): the calls' gate, the thread that yields, and what stops it.
   CallGate calls;
   std::atomic<int> captures{0};  // stream captures under way
@@ -227,17 +226,6 @@ void let_go_of_the_turn(TurnState& state) {
   if (state.wait_for_gpu_work) state.wait_for_gpu_work();
   state.turn->release();
   shared_given_back(state);
-}
-
-// The turn in which a program makes or tears down its context, holding the context turn: the
-// exclusive one when a measurement waits (it runs on a quiet GPU, among the measurements that
-// queued, and no drain is spent on it), else the shared one (gpu_turn.h).
-GpuTurnMode take_turn_for_the_context(GpuTurn& turn) {
-  const GpuTurnMode mode = turn.measurement_waits() ? GpuTurnMode::exclusive : GpuTurnMode::shared;
-  const ProfileScope phase(mode == GpuTurnMode::exclusive ? "GPU turn: waiting for the exclusive one (context)"
-                                                          : "GPU turn: waiting for the shared one");
-  turn.take(mode);
-  return mode;
 }
 
 void lost_the_turn(const std::exception& error) {
@@ -314,33 +302,18 @@ void arm_gpu_turn(const std::string& path, std::function<void()> wait_for_gpu_wo
     const ProfileScope phase("GPU turn: waiting for the context turn");
     turn->take_context_turn();  // first, holding no turn (gpu_turn.h)
   }
-  state.context_exclusive = take_turn_for_the_context(*turn) == GpuTurnMode::exclusive;
-  state.turn = std::move(turn);
-  if (state.context_exclusive) {
-    state.exclusive_since = std::chrono::steady_clock::now();
-  } else {
-    shared_taken(state);
+  {
+    const ProfileScope phase("GPU turn: waiting for the shared one");
+    turn->take(GpuTurnMode::shared);
   }
+  state.turn = std::move(turn);
+  shared_taken(state);
 }
 
 void context_made() {
   TurnState& state = turn_state();
   const std::lock_guard<std::mutex> guard(state.mutex);
-  if (!state.turn) return;
-  if (state.context_exclusive) {  // made in the exclusive turn: back to the shared one, as if so taken
-    state.context_exclusive = false;
-    if (profiling())
-      profile_add("GPU turn: exclusive, held (context)", std::chrono::duration<double, std::milli>(
-                                                             std::chrono::steady_clock::now() - state.exclusive_since)
-                                                             .count());
-    try {
-      switch_turn(state, GpuTurnMode::shared, "GPU turn: waiting for the shared one");
-    } catch (const std::exception& error) {
-      lost_the_turn(error);
-    }
-    shared_taken(state);
-  }
-  state.turn->release_context_turn();
+  if (state.turn) state.turn->release_context_turn();
 }
 
 void start_yielding_gpu_turn(std::function<void()> wait_for_all_gpu_work) {
@@ -360,7 +333,6 @@ void disarm_gpu_turn() {
   state.turn.reset();
   state.exclusive_depth = 0;
   state.paused = false;
-  state.context_exclusive = false;
   state.wait_for_gpu_work = nullptr;
   state.wait_for_all_gpu_work = nullptr;
 }
@@ -412,11 +384,13 @@ void hold_gpu_turn_to_the_end() {
       const ProfileScope phase("GPU turn: waiting for the context turn");
       state.turn->take_context_turn();
     }
-    if (take_turn_for_the_context(*state.turn) == GpuTurnMode::shared) shared_taken(state);
+    const ProfileScope phase("GPU turn: waiting for the shared one");
+    state.turn->take(GpuTurnMode::shared);
   } catch (const std::exception& error) {
     lost_the_turn(error);
   }
   state.paused = false;
+  shared_taken(state);
 }
 
 void begin_exclusive_gpu_turn() {

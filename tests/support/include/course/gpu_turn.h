@@ -55,12 +55,7 @@
 /// that begin together 0.83 s each), and a context in the making cannot yield, so a measurement
 /// that came then waited for every one begun, most after a measurement had let several programs
 /// start at once. A program takes PATH.context before the shared turn, holding no turn while it
-/// waits for it: a measurement then waits for one context at most. When a measurement waits at
-/// that moment, the program takes the exclusive turn instead of the shared one, makes its context
-/// among the queued measurements on a quiet GPU, then goes to the shared turn (after them); so
-/// does one that tears its context down. A context in the making then costs no drain of its own,
-/// and is made faster: on the H100 a context took 1.5-4x as long beside four programs that ran
-/// kernels or allocated device memory as on an idle GPU (2026-11-25). (Contexts made beside
+/// waits for it: a measurement then waits for one context at most. (Contexts made beside
 /// measurements, in the context turn alone, got a class of 12 on the H100 seven wrong verdicts,
 /// 2026-11-25: a free-memory test saw another program's new context as a leak of 1-3 GB, and a
 /// host-timed measurement fell to 2.4x where 4x is required.)
@@ -117,13 +112,12 @@ class GpuTurn {
 
 /// Arms this program's turns on `path` (main(), from --course_gpu_lock) and takes the context
 /// turn, then the shared turn, kept until the program exits (or yielded: start_yielding_gpu_turn);
-/// the context turn until context_made. (The exclusive turn instead of the shared one while a
-/// measurement waits: context_made then goes to the shared one.) `wait_for_gpu_work` runs, on the thread that switches
+/// the context turn until context_made. `wait_for_gpu_work` runs, on the thread that switches
 /// turns, before the program lets go of one (main() gives cudaDeviceSynchronize). Throws
 /// std::runtime_error when the lock cannot be taken.
 void arm_gpu_turn(const std::string& path, std::function<void()> wait_for_gpu_work = {});
-/// Once the program's CUDA context exists (or it makes none): goes from the exclusive turn to the
-/// shared one if arm_gpu_turn took that, and lets go of the context turn. Nothing when unarmed.
+/// Once the program's CUDA context exists (or it makes none): lets go of the context turn that
+/// arm_gpu_turn took. Nothing when unarmed.
 void context_made();
 
 /// Called as each CUDA call of the program begins and ends (CUPTI callbacks; the unit tests call
@@ -142,9 +136,8 @@ void cuda_capture_began();
 void cuda_capture_ended();  ///< see cuda_capture_began
 
 /// Before the program exits (main()): yields the shared turn no more, lets go of it, and takes
-/// the context turn and then the shared turn (the exclusive one while a measurement waits), both
-/// kept to the end, so that the context's teardown, at exit, happens inside the turn and one
-/// program's at a time.
+/// the context turn and then the shared turn, both kept to the end, so that the context's
+/// teardown, at exit, happens inside the turn and one program's at a time.
 void hold_gpu_turn_to_the_end();
 
 /// Lets go of every turn and disarms (the unit tests; a program keeps its shared turn to the end).
