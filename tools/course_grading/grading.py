@@ -236,11 +236,11 @@ def build(ws, chapters, log_path, jobs, timeouts=None, env=None, build_locks=(),
     `prebuilt` (a build tree of prebuild), the judge is linked from there, not compiled: the
     submission's own files compile while the judge may still compile, and the programs link once
     it has (the seconds waiting for it count as waiting to build).
-    A build that holds the lock of index k runs at niceness 10 + 3k (at most 19): the builds that
-    start together finish one after another (the first one's tests start sooner, with every core
-    it can use), and the tests, at niceness 0, have the CPU well before any build (their host work,
-    and the driver's while it makes a context, can hold the GPU: on the H100 sixteen busy cores
-    made a context take 1.5-2x as long).
+    A build that holds the lock of index k runs at niceness 4 + 4k: the builds that start together
+    finish one after another (the first one's tests start sooner, with every core it can use), and
+    the tests, at niceness 0, have the CPU before any build (their host work can hold the GPU).
+    (At 10 + 3k, the first test of a class of 12 on the H100 came 2-7 s later, 2026-11-25: the
+    first build, beside the judge's, finished after it.)
     Returns (built, seconds building, chapters that did not build, seconds waiting to build)."""
     env = dict(env or os.environ)
     env.update(TMPDIR=str(ws.root / "tmp"), HOME=str(ws.root / "home"))
@@ -258,7 +258,7 @@ def build(ws, chapters, log_path, jobs, timeouts=None, env=None, build_locks=(),
         waited = time.monotonic() - waiting_since
         started = time.monotonic()
         if index is not None:
-            prefix = ["nice", "-n", str(min(19, 10 + 3 * index)), *prefix]
+            prefix = ["nice", "-n", str(4 + 4 * index), *prefix]
         built, judge_wait = _configure_and_build(ws, chapters, log_path, jobs, prefix, options, env, prebuilt)
         seconds = time.monotonic() - started - judge_wait
         waited += judge_wait
