@@ -356,9 +356,9 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
     holding all their locks exclusively (with the class's turn file and one GPU in all, they are
     part of the one phase, taking turns like the others).
 
-    With `batches` (the default), each phase runs in two passes. The first runs each program once
-    per group of cases that share their properties (COURSE_TEST_BATCHES, a batch), which saves
-    the GPU a CUDA context per case; of a batch only the passes up to its first case that did not
+    With `batches` (the default), each phase runs rounds of batches, then one pass one by one. The
+    first round runs each program once per group of cases that share their properties
+    (COURSE_TEST_BATCHES, a batch), which saves the GPU a CUDA context per case; of a batch only the passes up to its first case that did not
     pass stand (results.judge_batch). Up to `batch_rounds` rounds of batches run (the cases the
     rounds before left, as new batches; a third and later round only while the last one settled
     at least two cases a batch, judged or sent to run alone, else one by one costs no more

@@ -289,9 +289,8 @@ def judge_batch(batch, cases, properties=None, reports=None):
     case that did not stand runs alone: it failed (or ran longer than its own time limit, which
     alone would have stopped it) after other cases, or under other queues, and put first in
     another batch it would most likely fail again and end that batch at once (--gtest_fail_fast).
-    The cases after it run in another batch. But all of a batch of which no case stood or was sent
-    to run alone run alone, as do all of a batch whose exit status and record disagree, or that
-    left no record (a crash, a time limit). So every failure is judged as the presets judge it: in
+    The cases after it run in another batch. All of a batch whose exit status and record disagree,
+    or that left no record (a crash, a time limit), run alone. So every failure is judged as the presets judge it: in
     a process where nothing ran before it."""
     properties = properties or {}
     records = read_case_records(report_file(reports, batch.name)) if reports is not None else None
@@ -330,10 +329,7 @@ def judge_batch(batch, cases, properties=None, reports=None):
         stood.append(TestResult(name, outcome, _case_output(batch.output, case), seconds,
                                 message if machine_skip else "", labels, timeout))
     judged = {r.name for r in stood} | set(alone)
-    rest = [c for c in cases if c not in judged]
-    if not stood and not alone:
-        return [], [], rest
-    return stood, rest, alone
+    return stood, [c for c in cases if c not in judged], alone
 
 
 def gist(output, lines=3):
