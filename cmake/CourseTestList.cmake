@@ -32,14 +32,17 @@
 #
 # Hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, through ENVIRONMENT_MODIFICATION). CUDA gives a
 # process 8 queues by default, so that the work of up to 8 streams can run side by side. The
-# GPU sets up and tears down one process's context at a time, whatever the number of cores: on
-# an H100 (2026-11-24, 64 processes started 16 at a time) 0.22 s each with 8 queues and 0.08 s
-# with one for a program that only makes its context, 0.20 s with 8 for a course test program.
-# So a test gets one queue, and CUDA's default (the variable unset, whatever the caller's
-# environment) only where it matters: a perf test or a timer test (*Timer*: they time, as
-# calibrated), and a suite of COURSE_TL_CONCURRENT_SUITES (with one queue, streams run one after
-# another in the order of their work, and a missing wait between them goes unseen). A result
-# is the same either way.
+# GPU sets up and tears down one process's context at a time, whatever the number of cores, and
+# the more queues live on it the longer that takes: on an H100 (2026-11-25) a context took
+# 0.07 s to make with one queue and 0.15 s with 8 beside 16 idle one-queue contexts, 0.11 and
+# 0.27-0.32 s beside 96 of them, and 0.10-0.15 and 0.29-0.33 s beside 16 idle 8-queue ones; a
+# class's 8-queue test programs took 0.33 s each. So a test gets one queue, and CUDA's default
+# (the variable unset, whatever the caller's environment) only where streams must run side by
+# side: a timer test (*Timer*: they check which streams' work a timer counts) and a suite of
+# COURSE_TL_CONCURRENT_SUITES (with one queue, streams run one after another in the order of
+# their work: a missing wait between them goes unseen, and work spread over streams gains
+# nothing). A perf test that times one stream gets one queue: its work runs in the order it was
+# enqueued either way (the ratios on the H100 with one queue are in the chapters' tests).
 #
 # Properties are set with one set_tests_properties call per property value, so that a list
 # value (LABELS) reaches ctest as a list whatever the CMake version.
@@ -312,7 +315,7 @@ foreach(_course_line IN LISTS _course_lines)
   set(_course_queues one)
   # The suite without a "Prefix/" of a parameterised test.
   string(REGEX REPLACE "^.*/" "" _course_bare_suite "${_course_suite}")
-  if(_course_suite MATCHES "Perf|Timer" OR
+  if(_course_suite MATCHES "Timer" OR
      (COURSE_TL_CONCURRENT_SUITES AND _course_bare_suite MATCHES "${COURSE_TL_CONCURRENT_SUITES}"))
     set(_course_queues default)
   endif()
