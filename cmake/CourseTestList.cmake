@@ -35,14 +35,15 @@
 # GPU sets up and tears down one process's context at a time, whatever the number of cores, and
 # the more queues live on it the longer that takes: on an H100 (2026-11-25) a context took
 # 0.07 s to make with one queue and 0.15 s with 8 beside 16 idle one-queue contexts, 0.11 and
-# 0.27-0.32 s beside 96 of them, and 0.10-0.15 and 0.29-0.33 s beside 16 idle 8-queue ones; a
-# class's 8-queue test programs took 0.33 s each. So a test gets one queue, and CUDA's default
-# (the variable unset, whatever the caller's environment) only where streams must run side by
-# side: a timer test (*Timer*: they check which streams' work a timer counts) and a suite of
-# COURSE_TL_CONCURRENT_SUITES (with one queue, streams run one after another in the order of
-# their work: a missing wait between them goes unseen, and work spread over streams gains
-# nothing). A perf test that times one stream gets one queue: its work runs in the order it was
-# enqueued either way (the ratios on the H100 with one queue are in the chapters' tests).
+# 0.27-0.32 s beside 96 of them, and 0.10-0.15 and 0.29-0.33 s beside 16 idle 8-queue ones.
+# So a test gets one queue, and CUDA's default (the variable unset, whatever the caller's
+# environment) where streams must run side by side, a timer test (*Timer*: they check which
+# streams' work a timer counts) and a suite of COURSE_TL_CONCURRENT_SUITES (with one queue,
+# streams run one after another in the order of their work: a missing wait between them goes
+# unseen, and work spread over streams gains nothing), and a perf test (they time as
+# calibrated). A perf test times one stream (but those of COURSE_TL_CONCURRENT_SUITES): with
+# one queue its work runs as with 8, or slower, never faster (streams cannot overlap), so a
+# class's batches (below) run it with one.
 #
 # Properties are set with one set_tests_properties call per property value, so that a list
 # value (LABELS) reaches ctest as a list whatever the CMake version.
@@ -59,9 +60,10 @@
 # (multi-gpu) and the extra runs stay one test each. COURSE_TEST_BATCHES=queues, for a grader
 # whose every program takes turns through COURSE_GPU_LOCK (course/gpu_turn.h: a program measures
 # in its exclusive turn whatever it runs beside), puts every case of a program in one batch,
-# Batch.turns (time limit the longest of its cases', CUDA's default queues if any case has them:
-# a case given one queue gives the same result with 8, above, though only a failure under its own
-# queues stands, results.judge_batch); =queues-one-gpu, on a
+# Batch.turns (time limit the longest of its cases', CUDA's default queues if any case needs
+# streams side by side, else one, its perf cases' too: a case given one queue gives the same
+# result with 8, and a perf case's pass with one queue is one with 8, above, though only a
+# failure under its own queues stands, results.judge_batch); =queues-one-gpu, on a
 # machine whose one GPU the grading has, puts the multi-gpu cases in those batches too (they see
 # that one GPU). COURSE_TEST_LEAVE_OUT=<file> (one test name a line, as the one-case tests are
 # named) leaves those cases out of the batches (the grader's second round of batches: the cases
@@ -315,8 +317,12 @@ foreach(_course_line IN LISTS _course_lines)
   set(_course_queues one)
   # The suite without a "Prefix/" of a parameterised test.
   string(REGEX REPLACE "^.*/" "" _course_bare_suite "${_course_suite}")
+  set(_course_streams FALSE)  # whether its verdict needs streams that run side by side
   if(_course_suite MATCHES "Timer" OR
      (COURSE_TL_CONCURRENT_SUITES AND _course_bare_suite MATCHES "${COURSE_TL_CONCURRENT_SUITES}"))
+    set(_course_streams TRUE)
+  endif()
+  if(_course_streams OR _course_suite MATCHES "Perf")
     set(_course_queues default)
   endif()
   if(_course_batches AND (_course_batch_multi_gpu OR NOT _course_suite MATCHES "MultiGpu|PeerAccess"))
@@ -347,7 +353,11 @@ foreach(_course_line IN LISTS _course_lines)
       set("_course_group_labels_${_course_group}" ${_course_batch_labels})
       set("_course_group_timeout_${_course_group}" "${_course_timeout}")
       set("_course_group_serial_${_course_group}" "${_course_serial}")
-      set("_course_group_queues_${_course_group}" "${_course_queues}")
+      if(_course_batch_by_queues AND NOT _course_streams)
+        set("_course_group_queues_${_course_group}" one)  # a perf case too: see above
+      else()
+        set("_course_group_queues_${_course_group}" "${_course_queues}")
+      endif()
       set("_course_group_filter_${_course_group}" "${_course_filter}")
     else()
       # A group by queues alone: every label of its cases (one phase runs them all), the longest
@@ -362,7 +372,7 @@ foreach(_course_line IN LISTS _course_lines)
       if(_course_serial)
         set("_course_group_serial_${_course_group}" TRUE)
       endif()
-      if(_course_queues STREQUAL "default")
+      if(_course_streams)
         set("_course_group_queues_${_course_group}" default)  # one queue's cases run with 8 too
       endif()
       string(APPEND "_course_group_filter_${_course_group}" ":${_course_filter}")

@@ -6,13 +6,13 @@ second part of its name), exactly one of correctness/perf, a numeric TIMEOUT, RU
 exclusive GPU turn) and the label `alone` exactly when it is a perf test, measures something
 device-wide, times against a clock or counts the instructions that ran, and
 `stretch` exactly when its name says Stretch, and, for a run of a test program, its hardware
-queues (CUDA_DEVICE_MAX_CONNECTIONS set to 1, or unset for CUDA's default, which every timer
-test keeps). Every chapter folder must have student tests (and solution tests where
+queues (CUDA_DEVICE_MAX_CONNECTIONS set to 1, or unset for CUDA's default, which every perf and
+timer test keeps). Every chapter folder must have student tests (and solution tests where
 solutions/ exists). The graders' batches (COURSE_TEST_BATCHES=1) must hold every case of a test
 program, but those that use several GPUs, exactly once, with the case's own properties; those
 of a class's turns (COURSE_TEST_BATCHES=queues-one-gpu) every case, the multi-GPU ones too, but
 the extra runs, with its environment, labels and a time limit that cover it, and CUDA's default
-queues exactly when one of its cases has them.
+queues exactly when one of its cases that do not time has them.
 Usage: tools/check-test-properties.py [build-dir]   (default: build)
 """
 import os
@@ -60,16 +60,17 @@ def problems_of(test):
     if ("Stretch" in name) != ("stretch" in labels):
         found.append("the stretch label does not match the name")
     suite = parts[3] if role == "fixture" else parts[2]
-    # Hardware queues (cmake/CourseTestList.cmake): one, or CUDA's default where streams must run
-    # side by side (a timer test; the suites a chapter names, which this listing cannot tell);
+    # Hardware queues (cmake/CourseTestList.cmake): one, or CUDA's default where a test times or
+    # its streams must run side by side (a timer test; the suites a chapter names, which this
+    # listing cannot tell);
     # for every run of a test program (not the code policy, nor a build's stand-in).
     queues = [m for m in props.get("ENVIRONMENT_MODIFICATION", []) if m.startswith("CUDA_DEVICE_MAX_CONNECTIONS=")]
     one, default = ["CUDA_DEVICE_MAX_CONNECTIONS=set:1"], ["CUDA_DEVICE_MAX_CONNECTIONS=unset:"]
     if any(str(a).startswith("--gtest_filter=") for a in test.get("command", [])):
         if queues not in (one, default):
             found.append(f"its hardware queues are {queues or 'not set'}, not {one[0]} or {default[0]}")
-        elif "Timer" in suite and queues != default:
-            found.append("a timer test with one hardware queue: it must run with CUDA's default ones")
+        elif ("perf" in labels or "Timer" in suite) and queues != default:
+            found.append("a perf or timer test with one hardware queue: it must time with CUDA's default ones")
     # A test that uses several GPUs, or picks its own with CUDA_VISIBLE_DEVICES, must say so:
     # grade-submission runs it apart from the tests it pins to one GPU.
     environment = " ".join(props.get("ENVIRONMENT", []))
@@ -112,12 +113,18 @@ def batch_problems(tests, batches, by_queues=False):
         if "--gtest_fail_fast" not in batch.get("command", []):
             found.append(f"{batch['name']}: no --gtest_fail_fast")
         if by_queues:
-            queues = {tuple(properties(by_name[f"{prefix}.{c}"]).get("ENVIRONMENT_MODIFICATION", []))
-                      for c in (selected(batch) or "").split(":") if f"{prefix}.{c}" in by_name}
-            default = ("CUDA_DEVICE_MAX_CONNECTIONS=unset:",)
-            wanted = default if default in queues else ("CUDA_DEVICE_MAX_CONNECTIONS=set:1",)
-            if tuple(properties(batch).get("ENVIRONMENT_MODIFICATION", [])) != wanted:
-                found.append(f"{batch['name']}: its hardware queues are not {wanted[0]}")
+            # CUDA's default queues when a case that does not time has them (its streams must run
+            # side by side), else one; a perf case's own queues say nothing (a perf case keeps
+            # the default for the presets, and in such a batch runs with one unless its streams
+            # must run side by side, which this listing cannot tell).
+            cases = [by_name[f"{prefix}.{c}"] for c in (selected(batch) or "").split(":") if f"{prefix}.{c}" in by_name]
+            default, one = ("CUDA_DEVICE_MAX_CONNECTIONS=unset:",), ("CUDA_DEVICE_MAX_CONNECTIONS=set:1",)
+            streams = any(tuple(properties(c).get("ENVIRONMENT_MODIFICATION", [])) == default
+                          for c in cases if "perf" not in properties(c).get("LABELS", []))
+            timed = any(tuple(properties(c).get("ENVIRONMENT_MODIFICATION", [])) == default for c in cases)
+            wanted = {default} if streams else ({default, one} if timed else {one})
+            if tuple(properties(batch).get("ENVIRONMENT_MODIFICATION", [])) not in wanted:
+                found.append(f"{batch['name']}: its hardware queues are not {sorted(wanted)[0][0]}")
         for case in (selected(batch) or "").split(":"):
             name = f"{prefix}.{case}"
             batched[name] = batched.get(name, 0) + 1

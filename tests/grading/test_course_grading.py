@@ -187,7 +187,7 @@ class Batches(unittest.TestCase):
     SKIP = ("skipped", '<skipped message="t.cpp:3&#x0A;no CUDA device: none visible"/>')
     OTHER_SKIP = ("skipped", '<skipped message="t.cpp:3&#x0A;CUPTI cannot count here"/>')
 
-    def judge(self, outcome, outcomes, cases=None, output=None, properties=None):
+    def judge(self, outcome, outcomes, cases=None, output=None, properties=None, batch_queues=None):
         """(stood as (name, outcome), the cases for another batch, the stood results); the cases
         to run alone in self.alone."""
         suites = [("MatmulTiledTechnique", "Own"), ("Shapes/MatmulTiled", "Matches/M1"),
@@ -199,7 +199,8 @@ class Batches(unittest.TestCase):
                     batch_record(*[(s, c, *o) for (s, c), o in zip(suites, outcomes)]))
             batch = R.TestResult(self.BATCH, outcome, self.OUTPUT if output is None else output)
             stood, again, self.alone = R.judge_batch(batch, cases or self.CASES,
-                                                     properties or {self.CASES[1]: (["perf"], 9.0)}, reports)
+                                                     properties or {self.CASES[1]: (["perf"], 9.0)}, reports,
+                                                     batch_queues)
             return [(r.name, r.outcome) for r in stood], again, stood
 
     def test_a_clean_batch_stands_whole(self):
@@ -233,6 +234,20 @@ class Batches(unittest.TestCase):
         # Its own queues: the failure stands.
         queues[self.CASES[0]] = ([], 0.0, "default")
         stood, again, _ = self.judge("failed", [self.FAIL, self.SKIP, self.SKIP, self.SKIP], properties=queues)
+        self.assertEqual((stood, again, self.alone), ([(self.CASES[0], "failed")], self.CASES[1:], []))
+
+    def test_a_batch_says_its_own_queues(self):
+        # A class's batch runs its perf cases with one queue where no case needs streams side by
+        # side: a perf case's pass there stands, its failure as the first case runs alone.
+        queues = {self.CASES[0]: (["perf"], 9.0, "default"), self.CASES[1]: ([], 9.0, "one")}
+        stood, again, _ = self.judge("passed", [self.PASS] * 4, properties=queues, batch_queues="one")
+        self.assertEqual((stood, again, self.alone), ([(c, "passed") for c in self.CASES], [], []))
+        stood, again, _ = self.judge("failed", [self.FAIL, self.SKIP, self.SKIP, self.SKIP], properties=queues,
+                                     batch_queues="one")
+        self.assertEqual((stood, again, self.alone), ([], self.CASES[1:], [self.CASES[0]]))
+        # A correctness case of one queue that fails first there stands.
+        stood, again, _ = self.judge("failed", [self.FAIL, self.SKIP, self.SKIP, self.SKIP],
+                                     properties={self.CASES[0]: ([], 9.0, "one")}, batch_queues="one")
         self.assertEqual((stood, again, self.alone), ([(self.CASES[0], "failed")], self.CASES[1:], []))
 
     def test_a_case_over_its_own_time_limit_does_not_stand(self):

@@ -219,11 +219,12 @@ def read_junit(path, properties=None, reports=None):
 
 # ---------------------------------------------------------------- batches (the graders' first pass)
 
-def batch_cases(build_dir, ctest="ctest", env=None, cwd=None):
+def batch_cases(build_dir, ctest="ctest", env=None, cwd=None, queues=None):
     """{batch test name: [the names of its cases, as the one-case tests are named]} of a build, from
     `COURSE_TEST_BATCHES=1 ctest --show-only=json-v1` (cmake/CourseTestList.cmake; `env` may ask
     for other batches: COURSE_TEST_BATCHES=queues, COURSE_TEST_LEAVE_OUT): a batch
-    <role>.<chapter>.Batch.<group> runs the cases its --gtest_filter names."""
+    <role>.<chapter>.Batch.<group> runs the cases its --gtest_filter names. With `queues` (a
+    dict), each batch's hardware queues go there too ("one" or "default", as test_properties)."""
     batches = {}
     env = dict(env or {})
     env.setdefault("COURSE_TEST_BATCHES", "1")
@@ -234,6 +235,10 @@ def batch_cases(build_dir, ctest="ctest", env=None, cwd=None):
             continue
         selected = next((a.split("=", 1)[1] for a in test.get("command", []) if a.startswith("--gtest_filter=")), "")
         batches[name] = [f"{parts[0]}.{parts[1]}.{case}" for case in selected.split(":") if case]
+        if queues is not None:
+            props = {p["name"]: p["value"] for p in test.get("properties", [])}
+            queues[name] = "default" if "CUDA_DEVICE_MAX_CONNECTIONS=unset:" in props.get("ENVIRONMENT_MODIFICATION", []) \
+                else "one"
     return batches
 
 
@@ -273,19 +278,21 @@ def _case_output(output, case):
 _MACHINE_SKIPS = ("needs two GPUs",)
 
 
-def judge_batch(batch, cases, properties=None, reports=None):
+def judge_batch(batch, cases, properties=None, reports=None, batch_queues=None):
     """A batch's verdicts that stand, and what to do with the other cases: (stood, again, alone),
     `again` for another batch, `alone` to run one by one. `batch` is the batch test's TestResult
     (ctest's outcome: its exit status, time limit, crash), `cases` the names of its cases;
-    `properties` {name: (labels, timeout[, queues])} (test_properties).
+    `properties` {name: (labels, timeout[, queues])} (test_properties), `batch_queues` the batch's
+    own ("one" or "default"; batch_cases; by default CUDA's if any case has them).
 
     A batch is one process, so a case's outcome there could depend on the cases that ran before it
     in it. Only the verdicts of cases that ran after passes only stand: the passes up to the first
     case that did not pass (and skips the machine decides: in a program that found no GPU when it
     started, and a case that needs two GPUs), and the failure of the first case that ran, which ran
     as it runs alone, if it ran with its own hardware queues (a batch of a program's every case
-    has CUDA's default queues if any of them has; a case given one queue gives the same result
-    with eight, but its failure is judged as the presets run it: that case runs alone). The first
+    has CUDA's default queues if any of them needs streams side by side, else one, its perf cases'
+    too; a case given one queue gives the same result with eight, and a perf case's pass with one
+    is one with eight, but a failure is judged as the presets run it: that case runs alone). The first
     case that did not stand runs alone: it failed (or ran longer than its own time limit, which
     alone would have stopped it) after other cases, or under other queues, and put first in
     another batch it would most likely fail again and end that batch at once (--gtest_fail_fast).
@@ -305,7 +312,8 @@ def judge_batch(batch, cases, properties=None, reports=None):
     prefix = batch.name.rsplit(".Batch.", 1)[0]
     expected = set(cases)
     queues = {c: properties[c][2] if len(properties.get(c, ())) > 2 else "one" for c in cases}
-    batch_queues = "default" if "default" in queues.values() else "one"
+    if batch_queues is None:
+        batch_queues = "default" if "default" in queues.values() else "one"
     # main() says, before the first case (and so before any code under test), that it found no GPU.
     no_gpu_program = "no CUDA device" in batch.output.split("[ RUN      ]", 1)[0]
     stood, alone = [], []
