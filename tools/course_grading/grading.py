@@ -360,9 +360,9 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
     first round runs each program once per group of cases that share their properties
     (COURSE_TEST_BATCHES, a batch), which saves the GPU a CUDA context per case; of a batch only the passes up to its first case that did not
     pass stand (results.judge_batch). Up to `batch_rounds` rounds of batches run (the cases the
-    rounds before left, as new batches; a third and later round only while the last one settled
-    at least two cases a batch, judged or sent to run alone, else one by one costs no more
-    programs). The last pass runs every other case on its own, one process each
+    rounds before left, as new batches; a batch's cases go on to another round unless it settled
+    fewer than two cases, judged or sent to run alone, in each of the last two rounds: one by one
+    then costs no more programs). The last pass runs every other case on its own, one process each
     (COURSE_TEST_ONLY), exactly as without batches: those that did not stand where they failed.
     Returns (results, seconds testing, seconds waiting for the GPU, {phase: seconds})."""
     class_turns = lock_dir is not None and gpu is not None
@@ -442,6 +442,7 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
     batch_mode = ("queues-one-gpu" if one_gpu else "queues") if class_turns else "1"
     if batches:
         judged, at_once, first_cases = set(), set(), []
+        few_before = set()  # the batches (by group) that settled fewer than two cases last round
         left_out = ws.root / "left-out.txt"
         # Rounds of batches: each runs again, as new batches, the cases of the rounds before
         # that did not run (a batch's cases after its first failure), but a case that failed
@@ -454,8 +455,9 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
             if again:
                 left_out.write_text("".join(f"{case}\n" for case in sorted(judged | at_once)))
                 batch_env["COURSE_TEST_LEAVE_OUT"] = str(left_out)
-            in_batches = {b: cases for b, cases in R.batch_cases(ws.build, env=dict(env, **batch_env),
-                                                                cwd=ws.course).items() if selected.match(b)}
+            batch_queues = {}
+            in_batches = {b: cases for b, cases in R.batch_cases(ws.build, env=dict(env, **batch_env), cwd=ws.course,
+                                                                queues=batch_queues).items() if selected.match(b)}
             if not again:
                 first_cases = [case for cases in in_batches.values() for case in cases]
             elif not in_batches:
@@ -466,7 +468,7 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
             # round may stand for a program that left none.
             for name in in_batches:
                 R.report_file(ws.records, name).unlink(missing_ok=True)
-            settled_before = len(judged) + len(at_once)
+            settled = {}  # {batch: the cases it settled this round, judged or sent to run alone}
             label = {1: "batches", 2: "batches again"}.get(round_number, f"batches round {round_number}")
             # A later round runs its batches alone (the other tests ran in the first), in the
             # phases they belong to.
@@ -476,17 +478,27 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
                 for result in run(f"{phase} {label}", selection, gpu, locks, shared,
                                   phase_jobs, turn_lock, batch_env, only + "Batch\\." if again else only):
                     if result.name in in_batches:
-                        stood, _, alone = R.judge_batch(result, in_batches[result.name], properties, ws.records)
+                        stood, _, alone = R.judge_batch(result, in_batches[result.name], properties, ws.records,
+                                                        batch_queues.get(result.name))
                         stood = [r for r in stood if r.name not in judged]  # (each case judged once)
                         graded += stood
                         judged.update(r.name for r in stood)
                         at_once.update(alone)
+                        settled[result.name] = len(stood) + len(alone)
                     elif not again:  # a test that is never batched (Build.*, CodePolicy, several GPUs)
                         graded.append(result)
             if all(case in judged or case in at_once for case in first_cases):
                 break
-            if again and len(judged) + len(at_once) - settled_before < 2 * len(in_batches):
-                break  # (one by one, the rest costs a program a case: another round would not pay)
+            # A batch that settled fewer than two cases in each of two rounds in a row (a first
+            # case that failed, and nothing after it) has the rest of its cases run one by one:
+            # another round would most likely cost as many programs, one round at a time. One
+            # such round alone does not stop it (a perf case that failed first under other
+            # queues, then the correctness cases after it: one more batch judges them all).
+            few = {b.removesuffix("-rest") for b in in_batches if settled.get(b, 0) < 2}
+            for batch, cases in in_batches.items():
+                if batch.removesuffix("-rest") in few & few_before:
+                    at_once.update(c for c in cases if c not in judged)
+            few_before = few
         one_by_one = [case for case in first_cases if case not in judged]
         listing = ws.root / "one-by-one.txt"
         listing.write_text("".join(f"{case}\n" for case in one_by_one))
