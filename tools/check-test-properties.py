@@ -22,6 +22,10 @@ import subprocess
 import sys
 
 
+ONE_QUEUE = ("CUDA_DEVICE_MAX_CONNECTIONS=set:1",)
+DEFAULT_QUEUES = ("CUDA_DEVICE_MAX_CONNECTIONS=unset:",)
+
+
 def properties(test):
     return {p["name"]: p["value"] for p in test.get("properties", [])}
 
@@ -62,14 +66,14 @@ def problems_of(test):
     suite = parts[3] if role == "fixture" else parts[2]
     # Hardware queues (cmake/CourseTestList.cmake): one, or CUDA's default where a test times or
     # its streams must run side by side (a timer test; the suites a chapter names, which this
-    # listing cannot tell);
-    # for every run of a test program (not the code policy, nor a build's stand-in).
-    queues = [m for m in props.get("ENVIRONMENT_MODIFICATION", []) if m.startswith("CUDA_DEVICE_MAX_CONNECTIONS=")]
-    one, default = ["CUDA_DEVICE_MAX_CONNECTIONS=set:1"], ["CUDA_DEVICE_MAX_CONNECTIONS=unset:"]
+    # listing cannot tell); for every run of a test program (not the code policy, nor a build's
+    # stand-in).
+    queues = tuple(m for m in props.get("ENVIRONMENT_MODIFICATION", []) if m.startswith("CUDA_DEVICE_MAX_CONNECTIONS="))
     if any(str(a).startswith("--gtest_filter=") for a in test.get("command", [])):
-        if queues not in (one, default):
-            found.append(f"its hardware queues are {queues or 'not set'}, not {one[0]} or {default[0]}")
-        elif ("perf" in labels or "Timer" in suite) and queues != default:
+        if queues not in (ONE_QUEUE, DEFAULT_QUEUES):
+            found.append(f"its hardware queues are {list(queues) or 'not set'}, not {ONE_QUEUE[0]} or "
+                         f"{DEFAULT_QUEUES[0]}")
+        elif ("perf" in labels or "Timer" in suite) and queues != DEFAULT_QUEUES:
             found.append("a perf or timer test with one hardware queue: it must time with CUDA's default ones")
     # A test that uses several GPUs, or picks its own with CUDA_VISIBLE_DEVICES, must say so:
     # grade-submission runs it apart from the tests it pins to one GPU.
@@ -118,13 +122,13 @@ def batch_problems(tests, batches, by_queues=False):
             # the default for the presets, and in such a batch runs with one unless its streams
             # must run side by side, which this listing cannot tell).
             cases = [by_name[f"{prefix}.{c}"] for c in (selected(batch) or "").split(":") if f"{prefix}.{c}" in by_name]
-            default, one = ("CUDA_DEVICE_MAX_CONNECTIONS=unset:",), ("CUDA_DEVICE_MAX_CONNECTIONS=set:1",)
-            streams = any(tuple(properties(c).get("ENVIRONMENT_MODIFICATION", [])) == default
-                          for c in cases if "perf" not in properties(c).get("LABELS", []))
-            timed = any(tuple(properties(c).get("ENVIRONMENT_MODIFICATION", [])) == default for c in cases)
-            wanted = {default} if streams else ({default, one} if timed else {one})
-            if tuple(properties(batch).get("ENVIRONMENT_MODIFICATION", [])) not in wanted:
-                found.append(f"{batch['name']}: its hardware queues are not {sorted(wanted)[0][0]}")
+            def queues_of(test):
+                return tuple(properties(test).get("ENVIRONMENT_MODIFICATION", []))
+            streams = any(queues_of(c) == DEFAULT_QUEUES for c in cases if "perf" not in properties(c).get("LABELS", []))
+            timed = any(queues_of(c) == DEFAULT_QUEUES for c in cases)
+            wanted = {DEFAULT_QUEUES} if streams else ({DEFAULT_QUEUES, ONE_QUEUE} if timed else {ONE_QUEUE})
+            if queues_of(batch) not in wanted:
+                found.append(f"{batch['name']}: its hardware queues are not {' or '.join(q[0] for q in wanted)}")
         for case in (selected(batch) or "").split(":"):
             name = f"{prefix}.{case}"
             batched[name] = batched.get(name, 0) + 1

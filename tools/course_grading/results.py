@@ -81,11 +81,21 @@ def test_properties(build_dir, ctest="ctest", env=None, prefix=(), cwd=None):
     the test executables."""
     found = {}
     for test in _listed_tests(build_dir, ctest, env, prefix, cwd):
-        props = {p["name"]: p["value"] for p in test.get("properties", [])}
-        queues = "default" if "CUDA_DEVICE_MAX_CONNECTIONS=unset:" in props.get("ENVIRONMENT_MODIFICATION", []) \
-            else "one"
-        found[test["name"]] = (list(props.get("LABELS", [])), float(props.get("TIMEOUT", 0) or 0), queues)
+        props = _properties_of(test)
+        found[test["name"]] = (list(props.get("LABELS", [])), float(props.get("TIMEOUT", 0) or 0),
+                               _hardware_queues(props))
     return found
+
+
+def _properties_of(test):
+    """{property: value} of one test of ctest's json-v1 listing."""
+    return {p["name"]: p["value"] for p in test.get("properties", [])}
+
+
+def _hardware_queues(props):
+    """A test's hardware queues from its properties: "default" (CUDA_DEVICE_MAX_CONNECTIONS unset)
+    or "one" (cmake/CourseTestList.cmake)."""
+    return "default" if "CUDA_DEVICE_MAX_CONNECTIONS=unset:" in props.get("ENVIRONMENT_MODIFICATION", []) else "one"
 
 
 def _skip_reason(output):
@@ -236,9 +246,7 @@ def batch_cases(build_dir, ctest="ctest", env=None, cwd=None, queues=None):
         selected = next((a.split("=", 1)[1] for a in test.get("command", []) if a.startswith("--gtest_filter=")), "")
         batches[name] = [f"{parts[0]}.{parts[1]}.{case}" for case in selected.split(":") if case]
         if queues is not None:
-            props = {p["name"]: p["value"] for p in test.get("properties", [])}
-            queues[name] = "default" if "CUDA_DEVICE_MAX_CONNECTIONS=unset:" in props.get("ENVIRONMENT_MODIFICATION", []) \
-                else "one"
+            queues[name] = _hardware_queues(_properties_of(test))
     return batches
 
 
