@@ -8,7 +8,8 @@
 # with COURSE_PROFILE=1 where each test run's time went (tools/profile-tests.py, profile-N.txt),
 # and with COURSE_STRESS_TURNS=1 the GPU turn's yielding stressed (tools/stress-gpu-turns.py).
 # Usage: tools/gpu-run.sh [log-dir]   Exit status: non-zero if a reference test or a fixture
-# verdict failed (the grade workflow is expected to fail on untouched starters).
+# verdict failed, or an untouched starter earned a point (the grade workflow is expected to fail
+# on untouched starters, in every test that carries points).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 logs=${1:-$top/build/gpu-logs}
@@ -23,6 +24,7 @@ cmake --build --preset default >"$logs/build.log" 2>&1 || { grep -E "error" "$lo
 echo "== build: $(( $(date +%s) - start )) s"
 
 test_status=0
+starter_status=0
 runs=${COURSE_TEST_RUNS:-1}
 for run in $(seq 1 "$runs"); do
   start=$(date +%s)
@@ -46,6 +48,9 @@ if [ -z "${COURSE_SKIP_GRADE:-}" ]; then
   echo "== grade workflow (exit $?; the untouched starters are expected to fail)"
   sed -n '/==== Grade summary/,/^Reports:/p' "$logs/grade.log"
   cp build/grade-report.md build/grade-report.xml "$logs/" 2>/dev/null
+  # The untouched starters earn no points: a test that one passes can not fail.
+  python3 tools/check-starters-score-zero.py --build build | tee "$logs/starters-score-zero.txt"
+  [ "${PIPESTATUS[0]}" -ne 0 ] && starter_status=1
 fi
 cp build/test-report.xml "$logs/" 2>/dev/null
 
@@ -89,4 +94,4 @@ if [ -n "${COURSE_GRADE_CLASS:-}" ]; then
   tail -n 25 "$logs/class.log"
   cp "$logs/class/graded/class.csv" "$logs/class/graded/class-timing.csv" "$logs/" 2>/dev/null
 fi
-exit $(( test_status != 0 || fixture_status != 0 || class_status != 0 || stress_status != 0 ))
+exit $(( test_status != 0 || starter_status != 0 || fixture_status != 0 || class_status != 0 || stress_status != 0 ))
