@@ -158,10 +158,21 @@ def take(ws, submission, chapters):
     for earlier in ws.root.glob("ctest-*"):
         earlier.unlink()
     git_sandbox = confined(ws, write=[unpacked], read=[pathlib.Path(submission).resolve()])
+    # The starter files as the earlier submission left them: a file that this one hands in with
+    # the same content keeps its time, so that its build stays valid (tools/mutate.py's class:
+    # the chapter's other files do not compile again for each mutant).
+    earlier = {}
+    for relative in S.starter_files(ws.pristine):
+        with contextlib.suppress(OSError):
+            earlier[relative] = ((ws.course / relative).read_bytes(), (ws.course / relative).stat().st_mtime_ns)
     S.restore_starters(ws.pristine, ws.course)
     try:
         source = S.course_root_in(S.unpack(submission, unpacked, confine=git_sandbox))
         taken, missing = S.take_starters(ws.course, source, ws.course)
+        for relative, (content, mtime_ns) in earlier.items():
+            with contextlib.suppress(OSError):
+                if (ws.course / relative).read_bytes() == content:
+                    os.utime(ws.course / relative, ns=(mtime_ns, mtime_ns))
     except S.Refused as refusal:  # said relative to the submission, wherever it was unpacked
         text = str(refusal)
         for root in (str(unpacked / "repo"), str(unpacked), str(pathlib.Path(submission).absolute())):
