@@ -4,9 +4,14 @@
 
 namespace {
 
-// One block computes one kMatmulTile x kMatmulTile tile of C, one element per thread:
-// row = blockIdx.y * kMatmulTile + threadIdx.y, col = blockIdx.x * kMatmulTile + threadIdx.x.
+// One block computes one kMatmulTile x kMatmulTile tile of C, one element per thread. The tiles
+// are numbered along the grid's x dimension (gridDim.y stops at 65535 blocks, too few for the
+// 2^21 rows the contract allows), row of tiles by row of tiles:
 __global__ void matmul_tiled_kernel(const float* A, const float* B, float* C, int M, int N, int K) {
+  const int tiles_n = (N + kMatmulTile - 1) / kMatmulTile;  // tiles in a row of C
+  [[maybe_unused]] const int row = static_cast<int>(blockIdx.x / tiles_n) * kMatmulTile + threadIdx.y;
+  [[maybe_unused]] const int col = static_cast<int>(blockIdx.x % tiles_n) * kMatmulTile + threadIdx.x;
+
   // TODO(1): Declare two kMatmulTile x kMatmulTile tiles in shared memory, one for A and
   //          one for B, and a float accumulator for this thread's element of C.
 
@@ -28,6 +33,7 @@ __global__ void matmul_tiled_kernel(const float* A, const float* B, float* C, in
 void matmul_tiled(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t stream) {
   if (M <= 0 || N <= 0 || K <= 0) return;
   const dim3 block(kMatmulTile, kMatmulTile);
-  const dim3 grid((N + kMatmulTile - 1) / kMatmulTile, (M + kMatmulTile - 1) / kMatmulTile);
+  const unsigned grid = static_cast<unsigned>((N + kMatmulTile - 1) / kMatmulTile) *
+                        static_cast<unsigned>((M + kMatmulTile - 1) / kMatmulTile);  // tiles of C
   matmul_tiled_kernel<<<grid, block, 0, stream>>>(A, B, C, M, N, K);
 }

@@ -3,9 +3,17 @@
 ///
 /// Matrices are row-major arrays of float in device memory. `in` has `rows` rows and
 /// `cols` columns; `out` receives its transpose, `cols` rows of `rows` elements, so that
-/// out[c * rows + r] == in[r * cols + c]. Any rows, cols >= 0 must work, not only multiples
-/// of the tile. The functions only enqueue work on `stream` and return; the caller
-/// synchronises and checks errors.
+/// out[c * rows + r] == in[r * cols + c]. The functions only enqueue work on `stream` and
+/// return; the caller synchronises and checks errors.
+///
+/// **Domain** (both functions): any rows, cols >= 0 (TransposeTiled), not only multiples of
+/// the tile: 0 (nothing to do, and no launch: a grid of 0 blocks is an error), more rows or
+/// columns than a grid's y dimension holds in tiles (5,000,000 x 1 and 1 x 5,000,000), and more
+/// than 2^31 elements (TransposeTiledDeviceWide: 65537 x 32768), so indices need 64 bits; `in`
+/// and `out` must fit in device memory. They may be views at any float's address, not only
+/// 16-byte aligned (TransposeTiledViews), and do not overlap. Calls are independent: a later
+/// call with another shape or other pointers owes nothing to an earlier one
+/// (TransposeTiledRepeated).
 #pragma once
 
 #include <cuda_runtime.h>

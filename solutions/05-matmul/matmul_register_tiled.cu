@@ -59,8 +59,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) register_tiled_kernel(co
   const int tid = threadIdx.x;
   const int tx = tid % 16;
   const int ty = tid / 16;
-  const int m0 = blockIdx.y * kBlockM;
-  const int n0 = blockIdx.x * kBlockN;
+  // The tiles of C numbered along the grid's x dimension, row of tiles by row of tiles (the order
+  // a 2-D grid runs them in): gridDim.y stops at 65535 blocks, 8,388,480 rows of C.
+  const int tiles_n = (N + kBlockN - 1) / kBlockN;
+  const int m0 = static_cast<int>(blockIdx.x / tiles_n) * kBlockM;
+  const int n0 = static_cast<int>(blockIdx.x % tiles_n) * kBlockN;
 
   // This thread's share of the loads: kLoads float4s of A (row a_row[l], columns a_k[l] ..
   // a_k[l] + 3) and as many of B (row b_k[l], columns b_n[l] .. b_n[l] + 3).
@@ -332,7 +335,8 @@ bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 
 template <int kTileK, int kMinBlocks>
 void launch(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t stream) {
   if (M <= 0 || N <= 0 || K <= 0) return;
-  const dim3 grid((N + kBlockN - 1) / kBlockN, (M + kBlockM - 1) / kBlockM);
+  const unsigned grid =
+      static_cast<unsigned>((N + kBlockN - 1) / kBlockN) * static_cast<unsigned>((M + kBlockM - 1) / kBlockM);
   // float4 loads and stores need rows that start on 16-byte boundaries.
   if (K % 4 == 0 && N % 4 == 0 && aligned16(A) && aligned16(B) && aligned16(C))
     register_tiled_kernel<true, kTileK, kMinBlocks><<<grid, kThreads, 0, stream>>>(A, B, C, M, N, K);

@@ -11,8 +11,11 @@ __global__ void matmul_tiled_kernel(const float* __restrict__ A, const float* __
                                     float* __restrict__ C, int M, int N, int K) {
   __shared__ float a_tile[kTile][kTile];
   __shared__ float b_tile[kTile][kTile];
-  const int row = blockIdx.y * kTile + threadIdx.y;
-  const int col = blockIdx.x * kTile + threadIdx.x;
+  // The tiles of C are numbered along the grid's x dimension, row of tiles by row of tiles (the
+  // order a 2-D grid runs them in): gridDim.y stops at 65535 blocks, 2,097,120 rows of C.
+  const int tiles_n = (N + kTile - 1) / kTile;
+  const int row = static_cast<int>(blockIdx.x / tiles_n) * kTile + threadIdx.y;
+  const int col = static_cast<int>(blockIdx.x % tiles_n) * kTile + threadIdx.x;
   float sum = 0.0f;
 
   for (int k0 = 0; k0 < K; k0 += kTile) {
@@ -33,7 +36,7 @@ template <int kTile>
 void launch(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t stream) {
   if (M <= 0 || N <= 0 || K <= 0) return;
   const dim3 block(kTile, kTile);
-  const dim3 grid((N + kTile - 1) / kTile, (M + kTile - 1) / kTile);
+  const unsigned grid = static_cast<unsigned>((N + kTile - 1) / kTile) * static_cast<unsigned>((M + kTile - 1) / kTile);
   matmul_tiled_kernel<kTile><<<grid, block, 0, stream>>>(A, B, C, M, N, K);
 }
 

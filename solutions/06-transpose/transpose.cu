@@ -17,8 +17,12 @@ __global__ void __launch_bounds__(kSide * kRows)
   // kPad = 1 shifts each tile row by one bank, so a column read is conflict-free.
   __shared__ float tile[kSide][kSide + kPad];
 
-  const int in_col = blockIdx.x * kSide + threadIdx.x;
-  const int in_row0 = blockIdx.y * kSide + threadIdx.y;
+  // The tiles are numbered along the grid's x dimension, row of tiles by row of tiles (the order
+  // a 2-D grid runs them in): gridDim.y stops at 65535 blocks, 4,194,240 rows of 64-row tiles.
+  const int tiles_x = (cols + kSide - 1) / kSide;
+  const int tile_x = static_cast<int>(blockIdx.x % tiles_x), tile_y = static_cast<int>(blockIdx.x / tiles_x);
+  const int in_col = tile_x * kSide + threadIdx.x;
+  const int in_row0 = tile_y * kSide + threadIdx.y;
   if (in_col < cols) {
 #pragma unroll
     for (int dy = 0; dy < kSide; dy += kRows) {
@@ -29,9 +33,9 @@ __global__ void __launch_bounds__(kSide * kRows)
 
   __syncthreads();
 
-  // Swap the block coordinates: the tile at (by, bx) of `in` goes to (bx, by) of `out`.
-  const int out_col = blockIdx.y * kSide + threadIdx.x;   // < rows
-  const int out_row0 = blockIdx.x * kSide + threadIdx.y;  // < cols
+  // Swap the tile coordinates: the tile at (tile_y, tile_x) of `in` goes to (tile_x, tile_y) of `out`.
+  const int out_col = tile_y * kSide + threadIdx.x;   // < rows
+  const int out_row0 = tile_x * kSide + threadIdx.y;  // < cols
   if (out_col < rows) {
 #pragma unroll
     for (int dy = 0; dy < kSide; dy += kRows) {
@@ -45,7 +49,7 @@ template <int kSide, int kRows, int kPad>
 void launch_tiled(const float* in, float* out, int rows, int cols, cudaStream_t stream) {
   if (rows <= 0 || cols <= 0) return;
   const dim3 block(kSide, kRows);
-  const dim3 grid((cols + kSide - 1) / kSide, (rows + kSide - 1) / kSide);
+  const unsigned grid = static_cast<unsigned>((cols + kSide - 1) / kSide) * static_cast<unsigned>((rows + kSide - 1) / kSide);
   transpose_tiled_kernel<kSide, kRows, kPad><<<grid, block, 0, stream>>>(in, out, rows, cols);
 }
 

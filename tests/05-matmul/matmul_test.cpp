@@ -1,5 +1,7 @@
 // Tests of chapter 05 (shared-memory matrix multiplication). Built once, linked against the
 // starter and against the reference solution.
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -32,19 +34,55 @@ const GemmShape kGemmShapes[] = {{1, 1, 1},      {17, 33, 65},   {1000, 1, 1000}
 
 using MatmulFunction = void (*)(const float*, const float*, float*, int, int, int, cudaStream_t);
 
-void expect_matches_cpu(MatmulFunction function, const char* name, const GemmShape& shape) {
+// `offset`: A, B and C are views that start that many floats into their buffers (the contract
+// allows any float's address); the floats before them must stay untouched.
+void expect_matches_cpu(MatmulFunction function, const char* name, const GemmShape& shape, std::size_t offset = 0,
+                        std::uint64_t seed = course::test_seed()) {
   const auto [M, K, N] = shape;
-  const auto a = course::random_floats(static_cast<size_t>(M) * K, course::test_seed());
-  const auto b = course::random_floats(static_cast<size_t>(K) * N, course::test_seed() + 1);
+  const auto a = course::random_floats(static_cast<size_t>(M) * K + offset, seed);
+  const auto b = course::random_floats(static_cast<size_t>(K) * N + offset, seed + 1);
+  course::DeviceBuffer<float> A(a, "A"), B(b, "B"), C(static_cast<size_t>(M) * N + offset, "C");
+  C.poison();
+  course::Stream stream;
+  function(A.data() + offset, B.data() + offset, C.data() + offset, M, N, K, stream);
+  CUDA_CHECK_LAUNCH(name);
+  auto c = C.download();
+  for (std::size_t i = 0; i < offset; ++i)
+    EXPECT_TRUE(course::is_poison(c[i])) << name << " wrote before the start of C (a view " << offset << " floats in)";
+  c.erase(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(offset));
+  const std::vector<float> a_view(a.begin() + static_cast<std::ptrdiff_t>(offset), a.end());
+  const std::vector<float> b_view(b.begin() + static_cast<std::ptrdiff_t>(offset), b.end());
+  EXPECT_TRUE(course::all_close(matmul_reference::matmul_cpu(a_view, b_view, M, N, K), c, dot_product_tolerance(K),
+                                {static_cast<size_t>(M), static_cast<size_t>(N)}))
+      << name << " with A " << M << "x" << K << ", B " << K << "x" << N
+      << (offset > 0 ? " (A, B and C offset by " + std::to_string(offset) + " floats from their allocations)" : "")
+      << " differs from a double-precision CPU product (tolerance grows with K).";
+}
+
+// Past the grid's y dimension (65535 blocks): 8,500,000 rows of C are more than 65535 tiles of 32
+// or of 128 rows; 2^21 + 1 and 2^21 + 4 columns more than 65535 tiles of 32. Cheap in memory (C is
+// a column or a row).
+const GemmShape kGridLimitShapes[] = {{8500000, 1, 1}, {1, 1, 2097153}, {1, 5, 2097156}};
+
+// C = A·B with more than 2^31 outputs (65537 x 32768 floats, 8.6 GB; DeviceWide: it runs alone),
+// K = 1: C[i][j] = A[i] * B[j]. An element index computed in 32-bit ints wraps past row 65535.
+// Checked at its last rows and at random places.
+void expect_more_than_2_to_31_outputs(MatmulFunction function, const char* name) {
+  const int M = 65537, N = 32768, K = 1;
+  const auto a = course::random_floats(M, course::test_seed());
+  const auto b = course::random_floats(N, course::test_seed() + 1);
   course::DeviceBuffer<float> A(a, "A"), B(b, "B"), C(static_cast<size_t>(M) * N, "C");
   C.poison();
   course::Stream stream;
   function(A.data(), B.data(), C.data(), M, N, K, stream);
   CUDA_CHECK_LAUNCH(name);
-  EXPECT_TRUE(course::all_close(matmul_reference::matmul_cpu(a, b, M, N, K), C.download(),
-                                dot_product_tolerance(K), {static_cast<size_t>(M), static_cast<size_t>(N)}))
-      << name << " with A " << M << "x" << K << ", B " << K << "x" << N
-      << " differs from a double-precision CPU product (tolerance grows with K).";
+  course::FreshElements fresh(course::test_seed() + 2);
+  std::vector<std::size_t> places = fresh.distinct_places(C.size(), 1024);
+  for (std::size_t q = C.size() - 64; q < C.size(); ++q) places.push_back(q);  // row 65536
+  places = course::merged_places(places, fresh.distinct_places(N, 64));  // and row 0
+  EXPECT_TRUE(course::check_at(C.data(), places, [&](std::size_t q) { return double{a[q / N]} * b[q % N]; },
+                               dot_product_tolerance(K), "C", {static_cast<size_t>(M), static_cast<size_t>(N)}))
+      << name << " with A 65537x1, B 1x32768: C has more than 2^31 elements (index it in std::size_t)";
 }
 
 class MatmulTiled : public ::testing::TestWithParam<GemmShape> {};
@@ -54,6 +92,30 @@ TEST_P(MatmulTiled, MatchesCpu) {
   expect_matches_cpu(matmul_tiled, "matmul_tiled", GetParam());
 }
 INSTANTIATE_TEST_SUITE_P(Shapes, MatmulTiled, ::testing::ValuesIn(kGemmShapes), gemm_name);
+INSTANTIATE_TEST_SUITE_P(GridLimits, MatmulTiled, ::testing::ValuesIn(kGridLimitShapes), gemm_name);
+
+// A, B and C one float past a 16-byte boundary, with K and N multiples of 4 (where float4 loads
+// would be tempting).
+TEST(MatmulTiledViews, OperandsOffsetByOneFloat) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  expect_matches_cpu(matmul_tiled, "matmul_tiled", {1031, 76, 2052}, 1);
+}
+
+// A second call in the same process with other sizes (and buffers): nothing of the first call
+// (its grid, its result) may be kept for it.
+TEST(MatmulTiledRepeated, SecondCallWithOtherSizes) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  expect_matches_cpu(matmul_tiled, "matmul_tiled", {40, 33, 70});
+  expect_matches_cpu(matmul_tiled, "matmul_tiled", {300, 17, 129}, 0, course::test_seed() + 7);
+}
+
+TEST(MatmulTiledDeviceWide, MoreThan2To31Outputs) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  expect_more_than_2_to_31_outputs(matmul_tiled, "matmul_tiled");
+}
 
 class MatmulRegisterTiledStretch : public ::testing::TestWithParam<GemmShape> {};
 TEST_P(MatmulRegisterTiledStretch, MatchesCpu) {
@@ -66,6 +128,28 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MatmulRegisterTiledStretch, ::testing::ValuesIn
 // every side (rows, columns, and K in steps of 16).
 const GemmShape kLargeGemmShapes[] = {{1031, 75, 2052}};
 INSTANTIATE_TEST_SUITE_P(LargeShapes, MatmulRegisterTiledStretch, ::testing::ValuesIn(kLargeGemmShapes), gemm_name);
+INSTANTIATE_TEST_SUITE_P(GridLimits, MatmulRegisterTiledStretch, ::testing::ValuesIn(kGridLimitShapes), gemm_name);
+
+// Offset by one float from 16-byte boundaries, with K and N multiples of 4 and large enough for the
+// reference's widest tiles: 16-byte accesses need the alignment checked first.
+TEST(MatmulRegisterTiledStretchViews, OperandsOffsetByOneFloat) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  expect_matches_cpu(matmul_register_tiled, "matmul_register_tiled", {1031, 76, 2052}, 1);
+}
+
+TEST(MatmulRegisterTiledStretchRepeated, SecondCallWithOtherSizes) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  expect_matches_cpu(matmul_register_tiled, "matmul_register_tiled", {40, 33, 70});
+  expect_matches_cpu(matmul_register_tiled, "matmul_register_tiled", {300, 17, 129}, 0, course::test_seed() + 7);
+}
+
+TEST(MatmulRegisterTiledStretchDeviceWide, MoreThan2To31Outputs) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  expect_more_than_2_to_31_outputs(matmul_register_tiled, "matmul_register_tiled");
+}
 
 // ---------------------------------------------------------------- correctness, C = A·Aᵀ
 
@@ -78,21 +162,67 @@ std::string aat_name(const ::testing::TestParamInfo<AatShape>& info) {
 const AatShape kAatShapes[] = {{1, 1}, {17, 33}, {1000, 1}, {1023, 1021}, {33, 2000}, {64, 64}, {300, 7}};
 
 class AatTiled : public ::testing::TestWithParam<AatShape> {};
+// `offset`: A and C are views that many floats into their buffers.
+void expect_aat_matches_cpu(const AatShape& shape, std::size_t offset = 0, std::uint64_t seed = course::test_seed()) {
+  const auto [M, K] = shape;
+  const auto a = course::random_floats(static_cast<size_t>(M) * K + offset, seed);
+  course::DeviceBuffer<float> A(a, "A"), C(static_cast<size_t>(M) * M + offset, "C");
+  C.poison();
+  course::Stream stream;
+  aat_tiled(A.data() + offset, C.data() + offset, M, K, stream);
+  CUDA_CHECK_LAUNCH("aat_tiled");
+  auto c = C.download();
+  for (std::size_t i = 0; i < offset; ++i)
+    EXPECT_TRUE(course::is_poison(c[i])) << "aat_tiled wrote before the start of C (a view " << offset << " floats in)";
+  c.erase(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(offset));
+  const std::vector<float> a_view(a.begin() + static_cast<std::ptrdiff_t>(offset), a.end());
+  EXPECT_TRUE(course::all_close(matmul_reference::aat_cpu(a_view, M, K), c, dot_product_tolerance(K),
+                                {static_cast<size_t>(M), static_cast<size_t>(M)}))
+      << "aat_tiled with A " << M << "x" << K
+      << (offset > 0 ? " (A and C offset by " + std::to_string(offset) + " floats from their allocations)" : "")
+      << " differs from a double-precision CPU A·Aᵀ.";
+}
+
 TEST_P(AatTiled, MatchesCpu) {
   COURSE_REQUIRE_GPU();
   SCOPED_TRACE(course::seed_note());
-  const auto [M, K] = GetParam();
-  const auto a = course::random_floats(static_cast<size_t>(M) * K, course::test_seed());
+  expect_aat_matches_cpu(GetParam());
+}
+INSTANTIATE_TEST_SUITE_P(Shapes, AatTiled, ::testing::ValuesIn(kAatShapes), aat_name);
+
+TEST(AatTiledViews, OperandsOffsetByOneFloat) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  expect_aat_matches_cpu({517, 76}, 1);
+}
+
+TEST(AatTiledRepeated, SecondCallWithOtherSizes) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  expect_aat_matches_cpu({40, 33});
+  expect_aat_matches_cpu({300, 17}, 0, course::test_seed() + 7);
+}
+
+// C = A·Aᵀ with more than 2^31 outputs (A 46341 x 1, C 46341 x 46341 floats, 8.6 GB; DeviceWide:
+// it runs alone): C[i][j] = A[i] * A[j], checked at its last row and at random places.
+TEST(AatTiledDeviceWide, MoreThan2To31Outputs) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  const int M = 46341, K = 1;
+  const auto a = course::random_floats(M, course::test_seed());
   course::DeviceBuffer<float> A(a, "A"), C(static_cast<size_t>(M) * M, "C");
   C.poison();
   course::Stream stream;
   aat_tiled(A.data(), C.data(), M, K, stream);
   CUDA_CHECK_LAUNCH("aat_tiled");
-  EXPECT_TRUE(course::all_close(matmul_reference::aat_cpu(a, M, K), C.download(), dot_product_tolerance(K),
-                                {static_cast<size_t>(M), static_cast<size_t>(M)}))
-      << "aat_tiled with A " << M << "x" << K << " differs from a double-precision CPU A·Aᵀ.";
+  course::FreshElements fresh(course::test_seed() + 2);
+  std::vector<std::size_t> places = fresh.distinct_places(C.size(), 1024);
+  for (std::size_t q = C.size() - 64; q < C.size(); ++q) places.push_back(q);
+  places = course::merged_places(places, fresh.distinct_places(M, 64));
+  EXPECT_TRUE(course::check_at(C.data(), places, [&](std::size_t q) { return double{a[q / M]} * a[q % M]; },
+                               dot_product_tolerance(K), "C", {static_cast<size_t>(M), static_cast<size_t>(M)}))
+      << "aat_tiled with A 46341x1: C has more than 2^31 elements (index it in std::size_t)";
 }
-INSTANTIATE_TEST_SUITE_P(Shapes, AatTiled, ::testing::ValuesIn(kAatShapes), aat_name);
 
 // ---------------------------------------------------------------- technique
 

@@ -1,6 +1,8 @@
 // Tests of chapter 06 (tiled transpose). Built once, linked against the starter and the
 // reference solution. Correctness first; the perf test only times a correct result.
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,16 +34,17 @@ std::string shape_name(const ::testing::TestParamInfo<Shape>& info) {
   return "Rows" + std::to_string(info.param.rows) + "Cols" + std::to_string(info.param.cols);
 }
 
-// Square and non-square shapes, multiples of the tile and not, down to a single element.
-const Shape kShapes[] = {{1, 1},     {32, 32},   {31, 33},     {33, 31},    {1, 77},
-                         {77, 1},    {64, 96},   {1000, 3000}, {3000, 1000}, {4097, 4095}};
+// Square and non-square shapes, multiples of the tile and not, down to a single element and to
+// empty matrices (nothing to launch: a grid of 0 blocks is an error). 5,000,000 x 1 has more rows
+// than a grid's y dimension holds in tiles of 32 or 64 rows (65535 x 64 = 4,194,240), and
+// 1 x 5,000,000 more columns than it holds; both are cheap (20 MB each way).
+const Shape kShapes[] = {{1, 1},       {32, 32},   {31, 33},     {33, 31},     {1, 77},    {77, 1},
+                         {64, 96},     {65, 63},   {1000, 3000}, {3000, 1000}, {4097, 4095}, {0, 0},
+                         {0, 5},       {5, 0},     {5000000, 1}, {1, 5000000}};
 
 class TransposeTiled : public ::testing::TestWithParam<Shape> {};
 
-TEST_P(TransposeTiled, MatchesCpuTranspose) {
-  COURSE_REQUIRE_GPU();
-  SCOPED_TRACE(course::seed_note());
-  const auto [rows, cols] = GetParam();
+void expect_transposes(int rows, int cols) {
   const auto input = course::random_floats(static_cast<size_t>(rows) * cols, course::test_seed());
 
   course::DeviceBuffer<float> in(input, "in");
@@ -59,7 +62,95 @@ TEST_P(TransposeTiled, MatchesCpuTranspose) {
   EXPECT_EQ(in.download(), input) << "transpose_tiled modified its input";
 }
 
+// An empty matrix has nothing to transpose, and the call must not fail (a grid of 0 blocks is an
+// error); a call of another shape after it must work, so that doing nothing is never a pass.
+TEST_P(TransposeTiled, MatchesCpuTranspose) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  const auto [rows, cols] = GetParam();
+  expect_transposes(rows, cols);
+  if (rows == 0 || cols == 0) {
+    SCOPED_TRACE("a 33 x 31 call after the empty one");
+    expect_transposes(33, 31);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, TransposeTiled, ::testing::ValuesIn(kShapes), shape_name);
+
+// Offset views: the contract allows `in` and `out` at any float's address. Both start one float
+// past a 16-byte boundary here, with rows of a multiple of 4 floats (where 16-byte loads would be
+// tempting); the float before `out` must stay untouched.
+TEST(TransposeTiledViews, InAndOutOffsetByOneFloat) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  const int rows = 100, cols = 132;
+  const std::size_t count = static_cast<size_t>(rows) * cols;
+  const auto input = course::random_floats(count + 1, course::test_seed());
+  course::DeviceBuffer<float> in(input, "in");
+  course::DeviceBuffer<float> out(count + 1, "out");
+  out.poison();
+  course::Stream stream;
+  transpose_tiled(in.data() + 1, out.data() + 1, rows, cols, stream);
+  CUDA_CHECK_LAUNCH("transpose_tiled on views one float past a 16-byte boundary");
+  auto result = out.download();
+  EXPECT_TRUE(course::is_poison(result[0])) << "transpose_tiled wrote before the start of `out`";
+  result.erase(result.begin());
+  const std::vector<float> view(input.begin() + 1, input.end());
+  EXPECT_TRUE(course::all_close(transpose_on_cpu(view, rows, cols), result, {0, 0},
+                                {static_cast<size_t>(cols), static_cast<size_t>(rows)}))
+      << "transpose_tiled(" << rows << " x " << cols << ") of a view one float into its allocation";
+}
+
+// A second call in the same process with another shape (and other buffers): nothing of the first
+// call (its grid, its output) may be kept for it.
+TEST(TransposeTiledRepeated, SecondCallWithAnotherShape) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  course::Stream stream;
+  for (const Shape shape : {Shape{40, 70}, Shape{300, 129}}) {
+    const auto [rows, cols] = shape;
+    const auto input = course::random_floats(static_cast<size_t>(rows) * cols, course::test_seed() + rows);
+    course::DeviceBuffer<float> in(input, "in");
+    course::DeviceBuffer<float> out(input.size(), "out");
+    out.poison();
+    transpose_tiled(in.data(), out.data(), rows, cols, stream);
+    CUDA_CHECK_LAUNCH("transpose_tiled");
+    EXPECT_TRUE(course::all_close(transpose_on_cpu(input, rows, cols), out.download(), {0, 0},
+                                  {static_cast<size_t>(cols), static_cast<size_t>(rows)}))
+        << "transpose_tiled(" << rows << " x " << cols << "), after a call with another shape";
+  }
+}
+
+// More than 2^31 elements (65537 x 32768 floats, 8.6 GB each way; DeviceWide: it runs alone): an
+// index computed in 32-bit ints (row * cols, col * rows) wraps. The input is filled on the GPU
+// from the judge's generator; the output is checked where the last row of `in` lands, at its own
+// last elements and at random places.
+TEST(TransposeTiledDeviceWide, MoreThan2To31Elements) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  const int rows = 65537, cols = 32768;
+  const std::size_t count = static_cast<size_t>(rows) * cols;
+  const std::uint64_t seed = course::test_seed() + 11;
+  course::DeviceBuffer<float> in(count, "in");
+  course::DeviceBuffer<float> out(count, "out");
+  course::Stream stream;
+  course::fill_random_floats(in.data(), count, seed, -1.0f, 1.0f, stream);
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  out.poison();
+  transpose_tiled(in.data(), out.data(), rows, cols, stream);
+  CUDA_CHECK_LAUNCH("transpose_tiled of 65537 x 32768 floats");
+  course::FreshElements fresh(course::test_seed() + 12);
+  std::vector<std::size_t> places = fresh.distinct_places(count, 1024);
+  for (std::size_t q = count - 64; q < count; ++q) places.push_back(q);
+  for (std::size_t c : fresh.distinct_places(cols, 64)) places.push_back(c * rows + (rows - 1));  // in's last row
+  places = course::merged_places(places, {});
+  // out[q] = in[r][c] with c = q / rows, r = q % rows.
+  EXPECT_TRUE(course::check_at(out.data(), places,
+                               [&](std::size_t q) { return course::random_float_at(seed, (q % rows) * cols + q / rows); },
+                               {0, 0}, "out", {static_cast<size_t>(cols), static_cast<size_t>(rows)}))
+      << "transpose_tiled(65537 x 32768): past 2^31 elements the index wraps in 32-bit ints (compute it in "
+      << "std::size_t)";
+}
 
 // The contract's rules, from what ran: the student's own kernel, a shared tile of at least
 // kTransposeTile^2 floats, no copies, everything on the given stream. The block's shape is free:
