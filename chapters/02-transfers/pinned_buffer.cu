@@ -8,8 +8,8 @@
 
 PinnedBuffer::PinnedBuffer(size_t bytes) : bytes_(bytes) {
   // TODO(1): Allocate `bytes` bytes of page-locked host memory into data_ (cudaMallocHost or
-  //          cudaHostAlloc). If the call fails, throw std::runtime_error with
-  //          cudaGetErrorString of the error. Allocate nothing when bytes == 0.
+  //          cudaHostAlloc). If the call fails, clear the error (cudaGetLastError) and throw
+  //          std::runtime_error with cudaGetErrorString of it. Allocate nothing when bytes == 0.
 }
 
 PinnedBuffer::~PinnedBuffer() {

@@ -11,14 +11,19 @@
 /// driver into a pinned staging area, which makes transfers from it slower and synchronous.
 class PinnedBuffer {
  public:
-  /// Allocates `bytes` bytes of pinned host memory (none for 0). Throws std::runtime_error
-  /// with the CUDA error if the allocation fails.
+  /// Allocates `bytes` bytes of pinned host memory; for 0, none (data() is nullptr, size() 0).
+  /// If the allocation fails (e.g. 2^62 bytes, more than any host can pin), throws
+  /// std::runtime_error with the CUDA error, and leaves no error for cudaGetLastError() to report
+  /// (PinnedBuffer.ThrowsWhenTheAllocationFails).
   explicit PinnedBuffer(size_t bytes);
   /// Releases the memory.
   ~PinnedBuffer();
-  /// Takes over `other`'s memory; `other` is left empty.
+  /// Takes over `other`'s memory; `other` is left empty (nullptr, 0), and destroying it releases
+  /// nothing (PinnedBuffer.MovedFromBufferCanBeDestroyed).
   PinnedBuffer(PinnedBuffer&& other) noexcept;
-  /// Swaps contents with `other`, which then releases what this buffer held.
+  /// Takes over `other`'s memory; what this buffer held is released, at the latest when `other`
+  /// is destroyed (PinnedBuffer.MoveAssignmentReleasesWhatTheTargetHeld). Moving a buffer onto
+  /// itself leaves it as it was (PinnedBuffer.SelfMoveAssignmentKeepsTheMemory).
   PinnedBuffer& operator=(PinnedBuffer&& other) noexcept;
   PinnedBuffer(const PinnedBuffer&) = delete;
   PinnedBuffer& operator=(const PinnedBuffer&) = delete;
@@ -32,7 +37,9 @@ class PinnedBuffer {
 };
 
 /// Exercise 1 (pinned_buffer.cu): copies the first `bytes` bytes of `source` to device memory
-/// at `device_destination`, asynchronously on `stream` (the caller synchronises).
+/// at `device_destination`, asynchronously on `stream` (the caller synchronises). `bytes` may be
+/// anything from 0 (nothing is copied) to source.size(), and not a multiple of 4: nothing past
+/// `bytes` bytes of `device_destination` is written (Upload.CopiesOnlyTheBytesAsked).
 /// Rules, checked from what runs (UploadTechnique, and a call of UploadPerf drawn at random):
 /// exactly one host-to-device copy, read from
 /// pinned memory, on `stream`.
@@ -51,10 +58,16 @@ void process_sequential(const float* host_in, float* host_out, float* device_in,
 /// Exercise 2 (process_staged.cu): the same result, with the work cut into `chunk_count`
 /// chunks spread round-robin over the `stream_count` streams the caller owns, so that the
 /// upload of one chunk, the kernel of another and the download of a third run at the same
-/// time. n need not divide evenly. Enqueues only: the caller synchronises every stream.
+/// time. n need not divide evenly, and may be below chunk_count (empty chunks enqueue nothing);
+/// n = 0 enqueues nothing (ProcessStaged, ProcessStagedCalls.EmptyInputEnqueuesNothing).
+/// stream_count >= 1 and chunk_count >= 1; either may exceed the other. Each call stands alone
+/// (ProcessStagedCalls.SecondCallWithOtherSizes). Enqueues only: the caller synchronises every
+/// stream.
 /// Rules, checked from what runs (ProcessStagedTechnique, and a call of ProcessStagedPerf drawn
-/// at random, at its size): per chunk one upload from pinned memory, one light_kernel and one
-/// download to pinned memory, all asynchronous and on streams[c % stream_count]; every given
-/// stream gets work.
+/// at random, at its size): per non-empty chunk c one upload from pinned memory, one light_kernel
+/// and one download to pinned memory, all asynchronous and on streams[c % stream_count]; when
+/// n >= chunk_count >= stream_count, every given stream gets work; with fewer chunks than
+/// streams, streams[chunk_count] and later get none
+/// (ProcessStagedTechnique.FewerChunksThanStreamsUseTheFirstStreams).
 void process_staged(const float* host_in, float* host_out, float* device_in, float* device_out, size_t n,
                     const cudaStream_t* streams, int stream_count, int chunk_count);

@@ -8,7 +8,8 @@
 MappedBuffer::MappedBuffer(size_t bytes) : bytes_(bytes) {
   // TODO(1): Allocate `bytes` bytes of pinned host memory that is mapped into the device's
   //          address space (cudaHostAlloc with the flag cudaHostAllocMapped) into host_.
-  //          Throw std::runtime_error with cudaGetErrorString on failure; nothing for 0 bytes.
+  //          On failure clear the error (cudaGetLastError) and throw std::runtime_error with
+  //          cudaGetErrorString of it; allocate nothing for 0 bytes.
 
   // TODO(2): Ask for the address a kernel must use for that memory (cudaHostGetDevicePointer)
   //          and keep it in device_. With unified virtual addressing it equals host_, but

@@ -10,8 +10,10 @@
 /// into the device's address space, so that kernels can read and write it over the bus.
 class MappedBuffer {
  public:
-  /// Allocates mapped pinned memory (none for 0 bytes); throws std::runtime_error with the
-  /// CUDA error on failure.
+  /// Allocates mapped pinned memory; for 0 bytes none (host() and device() are nullptr, size() 0)
+  /// (MappedBuffer.EmptyBufferHoldsNothing). If the allocation fails (e.g. 2^62 bytes), throws
+  /// std::runtime_error with the CUDA error and leaves no error for cudaGetLastError() to report
+  /// (MappedBuffer.ThrowsWhenTheAllocationFails).
   explicit MappedBuffer(size_t bytes);
   ~MappedBuffer();
   MappedBuffer(const MappedBuffer&) = delete;
@@ -19,7 +21,8 @@ class MappedBuffer {
 
   /// The memory as the host sees it.
   void* host() const { return host_; }
-  /// The same memory as a kernel must address it (from cudaHostGetDevicePointer).
+  /// The same memory as a kernel must address it (from cudaHostGetDevicePointer): each
+  /// buffer's own (MappedBuffer.EachBufferHasItsOwnDeviceAddress).
   void* device() const { return device_; }
   size_t size() const { return bytes_; }  ///< Its size in bytes.
 
@@ -35,7 +38,14 @@ class MappedBuffer {
 void scale_from_host_chunked(const float* mapped_in, float* device_out, size_t n, cudaStream_t stream);
 
 /// Exercise 2 (scale_from_host.cu): the same result, reading the mapped host memory once,
-/// with consecutive threads reading consecutive elements (coalesced).
+/// with consecutive threads reading consecutive elements (coalesced). n from 0 (nothing is
+/// written, no error) up to 2^26, any n (not only multiples of 4 or of a block); each call
+/// stands alone (ScaleFromHost, ScaleFromHostCalls.CallAfterCallWithOtherSizes). Sizes above
+/// 2^26 are not promised: the size where 32-bit indices overflow (2^31 floats) needs 8 GiB of
+/// mapped host memory per submission, too much for a class graded side by side. `mapped_in`
+/// and `device_out` may be any addresses aligned to a float, not only the start of an
+/// allocation (a view one float in: check the alignment before any vector load), and do not
+/// overlap (ScaleFromHostCalls.OffsetViews).
 ///
 /// Rules, checked from what runs (ScaleFromHostTechnique, and a call of ScaleFromHostPerf drawn
 /// at random): a kernel of your own reads

@@ -26,6 +26,14 @@ void heavy_kernel(const float* device_in, float* device_out, size_t n, int itera
 /// pinned. Each device gets its own stream, memory and copies, and all devices work at the
 /// same time. Returns when host_out is complete, with every allocation and stream released
 /// and the caller's current device restored. Returns the first CUDA error, or cudaSuccess.
+/// n = 0 or device_count <= 0: cudaSuccess at once, nothing read or written (`devices` may then
+/// be null) (ComputeOnDevicesCalls.NothingToDo). n may be below device_count (empty parts do nothing),
+/// and a device may appear more than once, each entry its own part
+/// (MultiGpu.MatchesCpuWithMorePartsThanElements, ComputeOnDevicesCalls.SameDeviceTwice). Otherwise an id
+/// that is not a device (negative, or not below cudaGetDeviceCount), anywhere in the list and
+/// whatever n, gives cudaErrorInvalidDevice, not a crash, with everything released and the
+/// current device restored (ComputeOnDevicesCalls.InvalidDeviceIdIsAnError,
+/// ComputeOnDevicesDeviceWide.InvalidDeviceIdReleasesWhatItAllocated). These need one GPU.
 /// Rules, checked from what runs (MultiGpuTechnique, two GPUs): kernels and copies run on every
 /// device of the list.
 cudaError_t compute_on_devices(const float* host_in, float* host_out, size_t n, int iterations, const int* devices,
@@ -33,7 +41,9 @@ cudaError_t compute_on_devices(const float* host_in, float* host_out, size_t n, 
 
 /// Exercise 2 (peer.cu): enables direct access between devices a and b in both directions
 /// if cudaDeviceCanAccessPeer allows it (enabling twice is not an error). Returns true if
-/// direct access is on afterwards. Restores the caller's current device.
+/// direct access is on afterwards. Restores the caller's current device. a == b (a device):
+/// true, nothing to enable. An id that is not a device (negative, or not below
+/// cudaGetDeviceCount), a == b included: false, not a crash (EnablePeerCalls.SameDeviceAndInvalidIds).
 bool enable_peer_access(int a, int b);
 
 /// Exercise 2 (peer.cu): copies n floats from `src` on device `src_device` to `dst` on

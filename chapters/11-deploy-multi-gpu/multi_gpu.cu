@@ -7,7 +7,9 @@
 cudaError_t compute_on_devices(const float* host_in, float* host_out, size_t n, int iterations, const int* devices,
                                int device_count) {
   if (n == 0 || device_count < 1) return cudaSuccess;
-  // TODO(1): Remember the caller's current device (cudaGetDevice), to restore it at the end.
+  // TODO(1): Check that every id in devices[0, device_count) is a device (0 <= id <
+  //          cudaGetDeviceCount), else return cudaErrorInvalidDevice before allocating anything.
+  //          Remember the caller's current device (cudaGetDevice), to restore it at the end.
 
   // TODO(2): For each d in [0, device_count): cudaSetDevice(devices[d]); create a stream and
   //          allocate device memory for part d (elements [d·n/device_count, (d+1)·n/device_count));

@@ -2,7 +2,8 @@
 #include "deploy.h"
 
 bool enable_peer_access(int a, int b) {
-  // TODO(4): If a == b there is nothing to do (true). Otherwise ask cudaDeviceCanAccessPeer in
+  // TODO(4): If a or b is not a device (0 <= id < cudaGetDeviceCount), return false. If a == b
+  //          there is nothing to do (true). Otherwise ask cudaDeviceCanAccessPeer in
   //          both directions; where allowed, make the accessing device current and call
   //          cudaDeviceEnablePeerAccess(peer, 0). cudaErrorPeerAccessAlreadyEnabled means it is
   //          already on: clear it with cudaGetLastError and go on. Restore the caller's current

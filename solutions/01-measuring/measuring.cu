@@ -1,5 +1,6 @@
 // Reference solution of chapter 01: host and event timers, theoretical and effective bandwidth.
 #include <chrono>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -41,11 +42,14 @@ float event_elapsed_ms(const EnqueueWork& enqueue, cudaStream_t stream) {
 }
 
 double theoretical_bandwidth_gbps(double memory_clock_khz, int bus_width_bits) {
-  if (memory_clock_khz <= 0 || bus_width_bits <= 0) return 0.0;
+  // !(x > 0) is true for NaN too, which every comparison calls false.
+  if (!(memory_clock_khz > 0) || !std::isfinite(memory_clock_khz) || bus_width_bits <= 0) return 0.0;
   return memory_clock_khz * 1e3 * 2.0 * (bus_width_bits / 8.0) / 1e9;
 }
 
 double effective_bandwidth_gbps(double bytes_read, double bytes_written, double milliseconds) {
-  if (milliseconds <= 0) return 0.0;
+  if (!(milliseconds > 0) || !std::isfinite(milliseconds)) return 0.0;
+  if (!(bytes_read >= 0) || !std::isfinite(bytes_read) || !(bytes_written >= 0) || !std::isfinite(bytes_written))
+    return 0.0;
   return (bytes_read + bytes_written) / 1e9 / (milliseconds / 1e3);
 }

@@ -11,6 +11,7 @@ PinnedBuffer::PinnedBuffer(size_t bytes) : bytes_(bytes) {
   if (status != cudaSuccess) {
     data_ = nullptr;
     bytes_ = 0;
+    (void)cudaGetLastError();  // the failure is reported by the exception, not left for the next check
     throw std::runtime_error(std::string("cudaMallocHost failed: ") + cudaGetErrorString(status));
   }
 }

@@ -12,6 +12,7 @@ MappedBuffer::MappedBuffer(size_t bytes) : bytes_(bytes) {
     if (host_ != nullptr) cudaFreeHost(host_);
     host_ = device_ = nullptr;
     bytes_ = 0;
+    (void)cudaGetLastError();  // the failure is reported by the exception, not left for the next check
     throw std::runtime_error(std::string("mapped host allocation failed: ") + cudaGetErrorString(status));
   }
 }

@@ -14,6 +14,9 @@ bool enable_one_way(int device, int peer) {
 }  // namespace
 
 bool enable_peer_access(int a, int b) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) return false;
+  if (a < 0 || b < 0 || a >= count || b >= count) return false;  // not devices: nothing to enable
   if (a == b) return true;
   int caller_device = 0;
   if (cudaGetDevice(&caller_device) != cudaSuccess) return false;

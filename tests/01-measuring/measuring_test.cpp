@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -85,6 +86,158 @@ TEST(BandwidthFormula, EffectiveFromBytesAndTime) {
       << "a read-only kernel (TODO(6))";
   EXPECT_EQ(effective_bandwidth_gbps(bytes, bytes, 0.0), 0.0) << "no time measured: return 0, not infinity";
   EXPECT_EQ(effective_bandwidth_gbps(bytes, bytes, -0.2), 0.0) << "a negative time is not positive: return 0 (TODO(6))";
+}
+
+// Any positive clock and bus width count exactly: a clock that is not a whole number of MHz (or
+// kHz), a bus that is not a whole number of bytes (integer division by 8 loses it), the largest
+// int bus width (int arithmetic on it overflows), a huge clock (float arithmetic overflows).
+TEST(BandwidthFormula, TheoreticalOfAnyPositiveInputs) {
+  const struct {
+    double khz;
+    int bits;
+    double gbps;
+    const char* what;
+  } cases[] = {
+      {1593750, 5120, 2040.0, "a clock of 1593.75 MHz (not a whole number of MHz: keep the kHz as a double)"},
+      {1.5, 8, 3e-6, "a clock of 1.5 kHz (not a whole number of kHz)"},
+      {1e6, 12, 3.0, "a 12-bit bus: 1.5 bytes (bits / 8 in integers gives 1; divide by 8.0)"},
+      {1e6, 1, 0.25, "a 1-bit bus: 0.125 bytes (bits / 8 in integers gives 0; divide by 8.0)"},
+      {1e6, 2147483647, 536870911.75, "the largest int bus width (2 x bits in int overflows; compute in double)"},
+      {1e300, 5120, 1.28e297, "a clock of 1e300 kHz (a float overflows; compute in double)"},
+  };
+  for (const auto& c : cases) {
+    const double got = theoretical_bandwidth_gbps(c.khz, c.bits);
+    EXPECT_NEAR(got, c.gbps, kFormulaTolerance * c.gbps)
+        << "theoretical_bandwidth_gbps(" << c.khz << " kHz, " << c.bits << " bits) returned " << got << ", not "
+        << c.gbps << ": " << c.what << " (TODO(5))";
+  }
+}
+
+// 0 for every input that is not a positive finite number. A check `x <= 0` lets NaN through
+// (every comparison with NaN is false) and infinity too.
+TEST(BandwidthFormula, TheoreticalIsZeroForInputsNotPositiveAndFinite) {
+  ASSERT_NEAR(theoretical_bandwidth_gbps(1750000, 256), 112.0, kFormulaTolerance * 112.0)
+      << "theoretical_bandwidth_gbps(1750000 kHz, 256 bits) should be 112 GB/s: the formula first (TODO(5))";
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  const struct {
+    double khz;
+    int bits;
+    const char* what;
+  } cases[] = {
+      {nan, 5120, "a NaN clock (x <= 0 is false for NaN: test !(x > 0) or std::isfinite)"},
+      {inf, 5120, "an infinite clock (not finite: std::isfinite)"},
+      {-inf, 5120, "a clock of -infinity"},
+      {0.0, 5120, "a clock of 0"},
+      {-0.0, 5120, "a clock of -0"},
+      {-1e-300, 5120, "a tiny negative clock"},
+      {2619000, 0, "a bus width of 0"},
+      {2619000, -1, "a bus width of -1"},
+      {2619000, std::numeric_limits<int>::min(), "a bus width of INT_MIN"},
+      {nan, -8, "a NaN clock and a negative bus width"},
+  };
+  for (const auto& c : cases) {
+    const double got = theoretical_bandwidth_gbps(c.khz, c.bits);
+    EXPECT_EQ(got, 0.0) << "theoretical_bandwidth_gbps(" << c.khz << " kHz, " << c.bits << " bits) returned " << got
+                        << ": " << c.what << " is not a positive finite input, so the answer is 0 (TODO(5))";
+  }
+}
+
+// Huge byte counts, with times from a microsecond to a quarter of an hour, and no bytes at all.
+TEST(BandwidthFormula, EffectiveOfHugeByteCounts) {
+  const struct {
+    double read, written, ms, gbps;
+    const char* what;
+  } cases[] = {
+      {1e300, 1e300, 1e3, 2e291, "1e300 bytes each way in 1 s (a float overflows: compute in double)"},
+      {1e300, 0, 1e-3, 1e297, "1e300 bytes read in a microsecond"},
+      {0, 1e300, 1e6, 1e288, "1e300 bytes written in 1000 s"},
+      {1, 0, 1e6, 1e-12, "1 byte in 1000 s"},
+      {2.5, 0.5, 1e-3, 3e-3, "3 bytes in a microsecond"},
+  };
+  for (const auto& c : cases) {
+    const double got = effective_bandwidth_gbps(c.read, c.written, c.ms);
+    EXPECT_NEAR(got, c.gbps, kFormulaTolerance * c.gbps)
+        << "effective_bandwidth_gbps(" << c.read << ", " << c.written << ", " << c.ms << " ms) returned " << got
+        << ", not " << c.gbps << ": " << c.what << " (TODO(6))";
+  }
+  EXPECT_EQ(effective_bandwidth_gbps(0, 0, 5.0), 0.0) << "no bytes moved in 5 ms: 0 GB/s (TODO(6))";
+}
+
+// 0 unless the time is positive and finite and both byte counts are finite and not negative.
+TEST(BandwidthFormula, EffectiveIsZeroForInputsOutsideItsDomain) {
+  ASSERT_NEAR(effective_bandwidth_gbps(1e9, 1e9, 1000.0), 2.0, kFormulaTolerance * 2.0)
+      << "effective_bandwidth_gbps(1e9, 1e9, 1000 ms) should be 2 GB/s: the formula first (TODO(6))";
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  const struct {
+    double read, written, ms;
+    const char* what;
+  } cases[] = {
+      {1e9, 1e9, nan, "a NaN time (ms <= 0 is false for NaN: test !(ms > 0) or std::isfinite)"},
+      {1e9, 1e9, inf, "an infinite time"},
+      {1e9, 1e9, -inf, "a time of -infinity"},
+      {1e9, 1e9, -0.0, "a time of -0"},
+      {1e9, 1e9, -1e-300, "a tiny negative time"},
+      {nan, 1e9, 1000.0, "a NaN byte count read"},
+      {1e9, nan, 1000.0, "a NaN byte count written"},
+      {inf, 1e9, 1000.0, "an infinite byte count read"},
+      {1e9, inf, 1000.0, "an infinite byte count written"},
+      {-inf, 1e9, 1000.0, "a byte count of -infinity"},
+      {-1.0, 1e9, 1000.0, "a negative byte count read"},
+      {1e9, -1.0, 1000.0, "a negative byte count written"},
+  };
+  for (const auto& c : cases) {
+    const double got = effective_bandwidth_gbps(c.read, c.written, c.ms);
+    EXPECT_EQ(got, 0.0) << "effective_bandwidth_gbps(" << c.read << ", " << c.written << ", " << c.ms
+                        << " ms) returned " << got << ": " << c.what
+                        << " is outside the formula's domain, so the answer is 0 (TODO(6))";
+  }
+}
+
+// ---------------------------------------------------------------- both timers, call after call
+
+// Each call times only its own work, on the stream it is given: a non-blocking stream first, then
+// the legacy default stream 0 with other work; enqueue is called exactly once each time, with the
+// timer's stream. Kills a stream or a time kept from the first call, a timer that ignores stream 0
+// (if (!stream) ...), and a second call of enqueue.
+template <class Timer>
+void expect_each_call_times_its_own_stream(Timer timer, const char* name, double slack_ms) {
+  struct Call {
+    cudaStream_t stream;
+    double milliseconds;
+    const char* which;
+  };
+  Stream stream;
+  for (const Call& call : {Call{stream.get(), 4.0, "a non-blocking stream"},
+                           Call{cudaStream_t{0}, 12.0, "the legacy default stream 0"},
+                           Call{stream.get(), 2.0, "the non-blocking stream again"}}) {
+    SCOPED_TRACE(std::string(name) + " on " + call.which + ", " + std::to_string(call.milliseconds) + " ms of work");
+    BusyWork work{call.milliseconds};
+    cudaStream_t given = reinterpret_cast<cudaStream_t>(-1);
+    const EnqueueWork enqueue = [&](cudaStream_t s) {
+      given = s;
+      work.enqueue()(s);
+    };
+    const double ms = timer(enqueue, call.stream);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_EQ(work.calls, 1) << calls_message(name, work.calls);
+    EXPECT_EQ(given, call.stream) << name << " called enqueue with stream " << given << ", not with the stream it was "
+                                  << "given (" << call.stream << "): the work goes where the caller says (TODO(2), TODO(3))";
+    EXPECT_GE(ms, 0.95 * call.milliseconds) << name << " returned " << ms << " ms for a kernel that runs "
+                                            << call.milliseconds << " ms on " << call.which;
+    EXPECT_LE(ms, call.milliseconds + slack_ms) << name << " returned " << ms << " ms for a kernel that runs "
+                                                << call.milliseconds << " ms on " << call.which
+                                                << ": does it keep something from an earlier call?";
+  }
+}
+
+TEST(HostTimer, EachCallTimesItsOwnStream) {
+  COURSE_REQUIRE_TIMING();
+  expect_each_call_times_its_own_stream(host_elapsed_ms, "host_elapsed_ms", 20.0);
+}
+
+TEST(EventTimer, EachCallTimesItsOwnStream) {
+  COURSE_REQUIRE_TIMING();
+  expect_each_call_times_its_own_stream(event_elapsed_ms, "event_elapsed_ms", 5.0);
 }
 
 // ---------------------------------------------------------------- the host timer

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
+#include <stdexcept>
 #include <set>
 #include <string>
 #include <vector>
@@ -41,6 +43,88 @@ TEST(PinnedBuffer, AllocatesPinnedHostMemory) {
       << "the memory is not page-locked: cudaPointerGetAttributes reports " << type_name(attributes.type)
       << ". Allocate it with cudaMallocHost or cudaHostAlloc, not malloc or new.";
   EXPECT_EQ(PinnedBuffer(0).data(), nullptr) << "PinnedBuffer(0) should allocate nothing";
+  EXPECT_EQ(PinnedBuffer(0).size(), size_t{0}) << "PinnedBuffer(0).size() should be 0";
+}
+
+// A size no host can pin: the constructor must say so (a buffer whose data() is null would be
+// used as if it held memory), and leave no error behind for the caller's next check.
+TEST(PinnedBuffer, ThrowsWhenTheAllocationFails) {
+  COURSE_REQUIRE_GPU();
+  if (!course::settings().sanitizer.empty())
+    GTEST_SKIP() << "the allocation that fails on purpose here is an error to compute-sanitizer";
+  const size_t impossible = size_t{1} << 62;  // 4 EiB
+  bool threw = false;
+  try {
+    PinnedBuffer buffer(impossible);
+    ADD_FAILURE() << "PinnedBuffer(2^62 bytes) returned, with data() = " << buffer.data() << " and size() = "
+                  << buffer.size() << ": no host can pin 4 EiB, so cudaMallocHost failed; throw std::runtime_error "
+                  << "with its error when it does (TODO(1))";
+  } catch (const std::runtime_error& error) {
+    threw = true;
+    std::printf("[  INFO    ] PinnedBuffer(2^62 bytes) threw: %s\n", error.what());
+  } catch (...) {
+    ADD_FAILURE() << "PinnedBuffer(2^62 bytes) threw something other than std::runtime_error (TODO(1))";
+  }
+  const cudaError_t left = cudaGetLastError();
+  EXPECT_EQ(left, cudaSuccess) << "after the failed allocation cudaGetLastError() still reports " << cudaGetErrorName(left)
+                               << ": clear the error (call cudaGetLastError) before throwing, or the caller's next "
+                               << "check reports an error that is not its own (TODO(1))";
+  if (threw) {
+    PinnedBuffer after(4096);
+    EXPECT_NE(after.data(), nullptr) << "after the failed allocation, PinnedBuffer(4096) allocates nothing";
+  }
+}
+
+// Move assignment onto a buffer that holds memory: that memory must be released, at the latest
+// when the moved-from buffer is destroyed, and the memory taken over must stay pinned.
+TEST(PinnedBuffer, MoveAssignmentReleasesWhatTheTargetHeld) {
+  COURSE_REQUIRE_GPU();
+  PinnedBuffer target(size_t{64} << 20);  // as large as ReleasesItsMemory's buffers, which cudaFreeHost unregisters
+  void* const old = target.data();
+  ASSERT_NE(old, nullptr) << "PinnedBuffer(64 MiB).data() is null (TODO(1))";
+  void* taken = nullptr;
+  {
+    PinnedBuffer source(size_t{4} << 20);
+    taken = source.data();
+    ASSERT_NE(taken, nullptr) << "PinnedBuffer(4 MiB).data() is null (TODO(1))";
+    target = std::move(source);
+    EXPECT_EQ(target.data(), taken) << "after target = std::move(source), target should hold source's memory";
+    EXPECT_EQ(target.size(), size_t{4} << 20) << "after target = std::move(source), target should have source's size";
+  }  // the moved-from source is destroyed here
+  EXPECT_EQ(attributes_of(old).type, cudaMemoryTypeUnregistered)
+      << "the 64 MiB the target held before the move assignment are still pinned after the moved-from buffer was "
+      << "destroyed: a move assignment must release what the target held (or hand it to the source, which "
+      << "releases it): every assignment leaks it";
+  EXPECT_EQ(attributes_of(taken).type, cudaMemoryTypeHost)
+      << "the memory the target took over is no longer pinned: destroying the moved-from buffer released it";
+  std::memset(target.data(), 0x5a, target.size());  // still the target's to use
+}
+
+TEST(PinnedBuffer, SelfMoveAssignmentKeepsTheMemory) {
+  COURSE_REQUIRE_GPU();
+  PinnedBuffer buffer(size_t{1} << 20);
+  void* const pointer = buffer.data();
+  ASSERT_NE(pointer, nullptr) << "PinnedBuffer(1 MiB).data() is null (TODO(1))";
+  PinnedBuffer& same = buffer;
+  buffer = std::move(same);
+  EXPECT_EQ(buffer.data(), pointer) << "buffer = std::move(buffer) changed data(): moving onto itself must keep it";
+  EXPECT_EQ(buffer.size(), size_t{1} << 20) << "buffer = std::move(buffer) changed size()";
+  EXPECT_EQ(attributes_of(pointer).type, cudaMemoryTypeHost)
+      << "buffer = std::move(buffer) released the buffer's own memory: check for self-assignment";
+}
+
+TEST(PinnedBuffer, MovedFromBufferCanBeDestroyed) {
+  COURSE_REQUIRE_GPU();
+  auto source = std::make_unique<PinnedBuffer>(size_t{1} << 20);
+  void* const pointer = source->data();
+  ASSERT_NE(pointer, nullptr) << "PinnedBuffer(1 MiB).data() is null (TODO(1))";
+  PinnedBuffer owner(std::move(*source));
+  EXPECT_EQ(source->data(), nullptr) << "a moved-from buffer should be empty";
+  EXPECT_EQ(source->size(), size_t{0}) << "a moved-from buffer should have size 0";
+  source.reset();  // destroying the moved-from buffer must release nothing
+  EXPECT_EQ(owner.data(), pointer);
+  EXPECT_EQ(attributes_of(pointer).type, cudaMemoryTypeHost)
+      << "destroying the moved-from buffer released the memory its new owner holds";
 }
 
 TEST(PinnedBuffer, ReleasesItsMemory) {
@@ -88,6 +172,39 @@ TEST(Upload, CopiesTheBytes) {
   CUDA_CHECK(cudaStreamSynchronize(stream));
   CUDA_CHECK_LAUNCH("upload");
   EXPECT_TRUE(course::all_close(values, destination.download(), {0, 0})) << "upload did not copy the bytes (TODO(3)).";
+}
+
+// `bytes` below the buffer's size (and not a multiple of 4), and 0: only that many bytes land,
+// into a destination of exactly that size between guard zones (CUDA_CHECK_LAUNCH checks them).
+TEST(Upload, CopiesOnlyTheBytesAsked) {
+  COURSE_REQUIRE_GPU();
+  const size_t size = 8192;
+  PinnedBuffer source(size);
+  ASSERT_NE(source.data(), nullptr) << "PinnedBuffer's data() is null (TODO(1))";
+  auto* bytes_in = static_cast<unsigned char*>(source.data());
+  for (size_t i = 0; i < size; ++i) bytes_in[i] = static_cast<unsigned char>(i * 7 + 3);
+  course::Stream stream;
+  {
+    const size_t bytes = 5001;
+    course::DeviceBuffer<unsigned char> destination(bytes, "device_destination");
+    destination.poison();
+    upload(source, destination.data(), bytes, stream);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    CUDA_CHECK_LAUNCH("upload of 5001 of the PinnedBuffer's 8192 bytes into a buffer of 5001 (copy `bytes`, not source.size())");
+    const auto landed = destination.download();
+    EXPECT_EQ(0, std::memcmp(landed.data(), bytes_in, bytes))
+        << "upload(source, destination, 5001 bytes) did not copy the first 5001 bytes of the source (TODO(3))";
+  }
+  {
+    course::DeviceBuffer<unsigned char> destination(64, "device_destination");
+    destination.poison();
+    upload(source, destination.data(), 0, stream);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    CUDA_CHECK_LAUNCH("upload of 0 bytes");
+    const auto landed = destination.download();
+    EXPECT_TRUE(std::all_of(landed.begin(), landed.end(), [](unsigned char b) { return b == 0xFF; }))
+        << "upload(source, destination, 0 bytes) wrote into the destination: 0 bytes copies nothing (TODO(3))";
+  }
 }
 
 // The contract's rules, from what ran: one host-to-device copy of `bytes` from pinned memory,
@@ -208,7 +325,9 @@ std::string staged_name(const ::testing::TestParamInfo<StagedCase>& info) {
          std::to_string(info.param.chunks);
 }
 // Sizes that do not divide evenly into chunks or streams, and more chunks than elements.
-const StagedCase kStagedCases[] = {{1, 1, 1}, {5, 4, 16}, {1000, 3, 7}, {1000003, 4, 16}, {(1 << 20) + 1, 2, 3}};
+// One chunk on several streams, and more streams than chunks.
+const StagedCase kStagedCases[] = {{1, 1, 1},          {5, 4, 16},           {1000, 3, 7},  {1000003, 4, 16},
+                                   {(1 << 20) + 1, 2, 3}, {100003, 4, 1}, {1000, 8, 3}};
 
 // Owns the streams the tests hand to process_staged.
 struct Streams {
@@ -254,6 +373,47 @@ TEST_P(ProcessStaged, MatchesCpu) {
 }
 INSTANTIATE_TEST_SUITE_P(Cases, ProcessStaged, ::testing::ValuesIn(kStagedCases), staged_name);
 
+// n = 0: nothing to do, nothing touched, no error (a kernel launched with 0 blocks fails).
+TEST(ProcessStagedCalls, EmptyInputEnqueuesNothing) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  const size_t capacity = 64;
+  course::PinnedHostBuffer<float> host_in(capacity, "host_in"), host_out(capacity, "host_out");
+  std::memset(host_in.data(), 0, capacity * sizeof(float));
+  std::memset(host_out.data(), 0xFF, capacity * sizeof(float));
+  course::DeviceBuffer<float> device_in(capacity, "device_in"), device_out(capacity, "device_out");
+  device_out.poison();
+  Streams streams(2);
+  process_staged(host_in.data(), host_out.data(), device_in.data(), device_out.data(), 0, streams.streams.data(), 2, 4);
+  CUDA_CHECK_LAUNCH("process_staged with n = 0");
+  std::vector<unsigned char> out_bytes(capacity * sizeof(float));
+  std::memcpy(out_bytes.data(), host_out.data(), out_bytes.size());
+  EXPECT_TRUE(std::all_of(out_bytes.begin(), out_bytes.end(), [](unsigned char b) { return b == 0xFF; }))
+      << "process_staged with n = 0 wrote into host_out: there are no elements";
+  // And a call with elements right after it.
+  const auto input = course::random_floats(1000, course::test_seed());
+  EXPECT_TRUE(course::all_close(light_kernel_on_cpu(input), run_staged(input, 2, 4), {0, 0}))
+      << "process_staged(n = 1000, 2 streams, 4 chunks), after a call with n = 0, is wrong (TODO(1), TODO(2))";
+}
+
+// A second call in the same process, with another size, other streams and other chunks: nothing
+// may be kept from the first (a chunk size, a stream, a buffer in a static).
+TEST(ProcessStagedCalls, SecondCallWithOtherSizes) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  const struct {
+    size_t n;
+    int streams, chunks;
+  } calls[] = {{100003, 4, 8}, {4099, 2, 3}, {(size_t{1} << 18) + 7, 3, 5}};
+  int k = 0;
+  for (const auto& call : calls) {
+    const auto input = course::random_floats(call.n, course::test_seed() + k++);
+    EXPECT_TRUE(course::all_close(light_kernel_on_cpu(input), run_staged(input, call.streams, call.chunks), {0, 0}))
+        << "call " << k << " of process_staged in this process (n = " << call.n << ", " << call.streams
+        << " streams, " << call.chunks << " chunks) is wrong: does it keep something from an earlier call?";
+  }
+}
+
 // DeviceWide: cudaMemGetInfo counts every process on the GPU, so this test runs alone (RUN_SERIAL).
 TEST(ProcessStagedDeviceWide, RepeatedRunsLeakNoDeviceMemory) {
   COURSE_REQUIRE_GPU();
@@ -277,6 +437,8 @@ TEST(ProcessStagedDeviceWide, RepeatedRunsLeakNoDeviceMemory) {
 // test's call drawn at random (FreshCalls::rules), at its size.
 ::testing::AssertionResult staged_rules(const course::Activity& ran, const std::vector<cudaStream_t>& streams,
                                         int chunk_count) {
+  // With fewer chunks than streams, only the first chunk_count streams get work.
+  const size_t expected_streams = std::min(streams.size(), static_cast<size_t>(chunk_count));
   const auto broken = [&](const std::string& rule) {
     return ::testing::AssertionFailure() << "process_staged " << rule << "\nWhat it enqueued: " << ran.summary() << "\n"
                                          << ran.calls_summary();
@@ -301,9 +463,13 @@ TEST(ProcessStagedDeviceWide, RepeatedRunsLeakNoDeviceMemory) {
       return broken("enqueued a " + std::string(copy ? "copy" : "kernel") + " on a stream it was not given: use streams[c % stream_count].");
     used.insert(call.stream);
   }
-  if (used.size() != streams.size())
+  if (used.size() != expected_streams)
     return broken("used " + std::to_string(used.size()) + " of the " + std::to_string(streams.size()) +
-                  " streams it was given: the chunks should go round all of them, so that they overlap.");
+                  " streams it was given for " + std::to_string(chunk_count) + " chunks: chunk c goes to streams[c % " +
+                  "stream_count], so " + std::to_string(expected_streams) + " of them get work and overlap.");
+  for (size_t s = 0; s < expected_streams; ++s)
+    if (!used.count(static_cast<const void*>(streams[s])))
+      return broken("gave no work to streams[" + std::to_string(s) + "]: chunk c goes to streams[c % stream_count].");
   return ::testing::AssertionSuccess();
 }
 
@@ -353,6 +519,29 @@ TEST(ProcessStagedTechnique, ChunksGoRoundTheGivenStreams) {
                                  << ran.summary();
   EXPECT_EQ(used.size(), size_t(stream_count)) << "the chunks should go round all " << stream_count
                                                << " streams, so that they overlap.\n" << ran.summary();
+  EXPECT_TRUE(staged_rules(ran, streams.streams, chunk_count));
+}
+
+// More streams than chunks: chunk c on streams[c % stream_count], so only the first chunk_count
+// streams get work (every given stream gets work only when there are as many chunks as streams).
+TEST(ProcessStagedTechnique, FewerChunksThanStreamsUseTheFirstStreams) {
+  COURSE_REQUIRE_ACTIVITY();
+  const size_t n = (size_t{1} << 16) + 5;
+  const int stream_count = 5, chunk_count = 2;
+  const auto input = course::random_floats(n, course::test_seed());
+  course::PinnedHostBuffer<float> host_in(n, "host_in"), host_out(n, "host_out");
+  std::memcpy(host_in.data(), input.data(), n * sizeof(float));
+  std::memset(host_out.data(), 0xFF, n * sizeof(float));  // poison
+  course::DeviceBuffer<float> device_in(n, "device_in"), device_out(n, "device_out");
+  Streams streams(stream_count);
+  const auto ran = course::record_activity([&] {
+    process_staged(host_in.data(), host_out.data(), device_in.data(), device_out.data(), n, streams.streams.data(),
+                   stream_count, chunk_count);
+  });
+  CUDA_CHECK_LAUNCH("process_staged");
+  ASSERT_TRUE(course::result_is_right_first(
+      course::all_close(light_kernel_on_cpu(input), std::vector<float>(host_out.data(), host_out.data() + n), {0, 0}),
+      "process_staged"));
   EXPECT_TRUE(staged_rules(ran, streams.streams, chunk_count));
 }
 

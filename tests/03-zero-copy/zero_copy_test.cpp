@@ -1,5 +1,8 @@
 // Tests of chapter 03 (zero-copy). Built once, linked against the starter and the reference.
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -48,6 +51,64 @@ TEST(MappedBuffer, ReleasesItsMemory) {
     ASSERT_EQ(attributes.type, cudaMemoryTypeUnregistered)
         << "after ~MappedBuffer the memory is still pinned: release it with cudaFreeHost (TODO(3))";
   }
+}
+
+TEST(MappedBuffer, EmptyBufferHoldsNothing) {
+  REQUIRE_MAPPABLE_HOST_MEMORY();
+  {
+    MappedBuffer some(4096);
+    ASSERT_NE(some.host(), nullptr) << "MappedBuffer(4096).host() is null (TODO(1))";
+  }
+  MappedBuffer empty(0);
+  EXPECT_EQ(empty.host(), nullptr) << "MappedBuffer(0) should allocate nothing";
+  EXPECT_EQ(empty.device(), nullptr) << "MappedBuffer(0).device() should be null: there is no memory to map";
+  EXPECT_EQ(empty.size(), size_t{0});
+}
+
+// A size no host can pin: the constructor must throw, and leave no error behind for the
+// caller's next check.
+TEST(MappedBuffer, ThrowsWhenTheAllocationFails) {
+  REQUIRE_MAPPABLE_HOST_MEMORY();
+  if (!course::settings().sanitizer.empty())
+    GTEST_SKIP() << "the allocation that fails on purpose here is an error to compute-sanitizer";
+  bool threw = false;
+  try {
+    MappedBuffer buffer(size_t{1} << 62);  // 4 EiB
+    ADD_FAILURE() << "MappedBuffer(2^62 bytes) returned, with host() = " << buffer.host() << " and device() = "
+                  << buffer.device() << ": no host can pin 4 EiB, so cudaHostAlloc failed; throw "
+                  << "std::runtime_error with its error when it does (TODO(1))";
+  } catch (const std::runtime_error& error) {
+    threw = true;
+    std::printf("[  INFO    ] MappedBuffer(2^62 bytes) threw: %s\n", error.what());
+  } catch (...) {
+    ADD_FAILURE() << "MappedBuffer(2^62 bytes) threw something other than std::runtime_error (TODO(1))";
+  }
+  const cudaError_t left = cudaGetLastError();
+  EXPECT_EQ(left, cudaSuccess) << "after the failed allocation cudaGetLastError() still reports " << cudaGetErrorName(left)
+                               << ": clear the error (call cudaGetLastError) before throwing, or the caller's next "
+                               << "check reports an error that is not its own (TODO(1))";
+  if (threw) {
+    MappedBuffer after(4096);
+    EXPECT_NE(after.device(), nullptr) << "after the failed allocation, MappedBuffer(4096) maps nothing";
+  }
+}
+
+// Two buffers at once: each device() is the device address of its own host memory (a device
+// pointer kept in a static from the first buffer would be the first buffer's).
+TEST(MappedBuffer, EachBufferHasItsOwnDeviceAddress) {
+  REQUIRE_MAPPABLE_HOST_MEMORY();
+  MappedBuffer first(size_t{1} << 20);
+  MappedBuffer second(size_t{64} << 10);
+  for (const MappedBuffer* buffer : {&first, &second}) {
+    const char* which = buffer == &first ? "the first buffer (1 MiB)" : "the second buffer (64 KiB)";
+    ASSERT_NE(buffer->host(), nullptr) << which << ": host() is null (TODO(1))";
+    cudaPointerAttributes attributes{};
+    CUDA_CHECK(cudaPointerGetAttributes(&attributes, buffer->host()));
+    EXPECT_EQ(attributes.devicePointer, buffer->device())
+        << which << ": device() is not the device address of its own host(), which cudaPointerGetAttributes "
+        << "reports as " << attributes.devicePointer << " (ask cudaHostGetDevicePointer for each buffer, TODO(2))";
+  }
+  EXPECT_NE(first.device(), second.device()) << "two buffers have the same device()";
 }
 
 // Mapped pinned memory holding `values`, allocated by the test itself so that these tests do
@@ -103,6 +164,68 @@ TEST_P(ScaleFromHost, MatchesCpu) {
   EXPECT_TRUE(run.mapped.holds(run.input)) << "scale_from_host modified its input";
 }
 INSTANTIATE_TEST_SUITE_P(Sizes, ScaleFromHost, ::testing::ValuesIn(kSizes), size_name);
+
+// Calls one after another in one process, with other sizes, 0 among them: each computes its own
+// (kills a grid size or a pointer kept in a static, and a launch of 0 blocks for n = 0).
+TEST(ScaleFromHostCalls, CallAfterCallWithOtherSizes) {
+  REQUIRE_MAPPABLE_HOST_MEMORY();
+  SCOPED_TRACE(course::seed_note());
+  {
+    const ScaleRun first(1000003);
+    EXPECT_TRUE(first.correct()) << "scale_from_host(n = 1000003), the first call, is wrong (TODO(1), TODO(2))";
+  }
+  {
+    // n = 0: nothing to read, nothing written, no error.
+    const std::vector<float> input(16, 1.0f);
+    MappedFloats mapped(input);
+    course::DeviceBuffer<float> out(16, "device_out");
+    out.poison();
+    course::Stream stream;
+    scale_from_host(mapped.device(), out.data(), 0, stream);
+    CUDA_CHECK_LAUNCH("scale_from_host with n = 0 (a launch of 0 blocks is an error: launch nothing)");
+    const auto written = out.download();
+    for (size_t i = 0; i < written.size(); ++i)
+      ASSERT_TRUE(std::isnan(written[i])) << "scale_from_host with n = 0 wrote device_out[" << i << "]";
+  }
+  for (const size_t n : {size_t{4097}, size_t{1}, size_t{(1 << 16) + 3}}) {
+    const ScaleRun run(n);
+    EXPECT_TRUE(run.correct()) << "scale_from_host(n = " << n << "), after calls with other sizes, is wrong: does "
+                               << "it keep something from an earlier call?";
+  }
+}
+
+// Views one float into their allocations: `mapped_in` or `device_out` (or both) 4 bytes past a
+// 16-byte boundary. float4 loads or stores there fault ("misaligned address") unless the kernel
+// checks the alignment first; n = 4097 is no multiple of 4 either.
+TEST(ScaleFromHostCalls, OffsetViews) {
+  REQUIRE_MAPPABLE_HOST_MEMORY();
+  SCOPED_TRACE(course::seed_note());
+  const size_t n = 4097;
+  const struct {
+    size_t in_offset, out_offset;
+  } views[] = {{1, 0}, {0, 1}, {1, 1}, {3, 2}};
+  for (const auto& view : views) {
+    SCOPED_TRACE("mapped_in " + std::to_string(view.in_offset) + " float(s) into its buffer, device_out " +
+                 std::to_string(view.out_offset) + " float(s) into its buffer");
+    const auto input = course::random_floats(n + view.in_offset, course::test_seed());
+    MappedFloats mapped(input);
+    course::DeviceBuffer<float> out(n + view.out_offset, "device_out");
+    out.poison();
+    course::Stream stream;
+    scale_from_host(mapped.device() + view.in_offset, out.data() + view.out_offset, n, stream);
+    CUDA_CHECK_LAUNCH("scale_from_host on views one float into their buffers (a float4 access there is misaligned: "
+                      "check the pointers' alignment before loading vectors)");
+    const auto written = out.download();
+    for (size_t i = 0; i < view.out_offset; ++i)
+      EXPECT_TRUE(std::isnan(written[i])) << "scale_from_host wrote before device_out: element " << i
+                                          << " of the buffer, " << view.out_offset - i << " before the view";
+    const std::vector<float> in_view(input.begin() + view.in_offset, input.end());
+    EXPECT_TRUE(course::all_close(scale_on_cpu(in_view), std::vector<float>(written.begin() + view.out_offset, written.end()),
+                                  {0, 0}))
+        << "scale_from_host on views one float into their buffers: read mapped_in[i] and write device_out[i] from "
+           "the pointers given";
+  }
+}
 
 // The contract's rules, from what ran: a kernel of your own reads the mapped memory itself,
 // with no copy of any kind, on the given stream.

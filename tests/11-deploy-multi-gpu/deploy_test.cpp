@@ -126,6 +126,104 @@ TEST(MultiGpu, MatchesCpuWithMorePartsThanElements) {
   expect_correct_on(devices, 3);
 }
 
+// A device may appear more than once in the list: each entry is its own part (one GPU is enough).
+TEST(ComputeOnDevicesCalls, SameDeviceTwice) {
+  COURSE_REQUIRE_GPU();
+  expect_correct_on({0, 0}, 1000003);
+}
+
+// Nothing to do: n = 0, or no devices (a null list). cudaSuccess, and host_out untouched.
+TEST(ComputeOnDevicesCalls, NothingToDo) {
+  COURSE_REQUIRE_GPU();
+  const size_t capacity = 64;
+  course::PinnedHostBuffer<float> host_in(capacity, "host_in"), host_out(capacity, "host_out");
+  std::memset(host_in.data(), 0, capacity * sizeof(float));
+  std::memset(host_out.data(), 0xFF, capacity * sizeof(float));
+  const int device0[] = {0};
+  const struct {
+    size_t n;
+    const int* devices;
+    int device_count;
+    const char* what;
+  } calls[] = {{0, device0, 1, "n = 0 on device 0"}, {capacity, nullptr, 0, "device_count = 0 (devices = nullptr)"},
+               {capacity, device0, -1, "device_count = -1"}};
+  for (const auto& call : calls) {
+    const cudaError_t status =
+        compute_on_devices(host_in.data(), host_out.data(), call.n, 64, call.devices, call.device_count);
+    EXPECT_EQ(status, cudaSuccess) << "compute_on_devices with " << call.what << " returned " << cudaGetErrorName(status)
+                                   << ": there is nothing to do, which is no error";
+    CUDA_CHECK_LAUNCH("compute_on_devices with nothing to do");
+    std::vector<unsigned char> out_bytes(capacity * sizeof(float));
+    std::memcpy(out_bytes.data(), host_out.data(), out_bytes.size());
+    EXPECT_TRUE(std::all_of(out_bytes.begin(), out_bytes.end(), [](unsigned char b) { return b == 0xFF; }))
+        << "compute_on_devices with " << call.what << " wrote into host_out";
+  }
+  expect_correct_on({0}, 1000);  // and then some work
+}
+
+// An id that is not a device: cudaErrorInvalidDevice (wherever it is in the list, whatever n),
+// not a crash, and the caller's current device as it was. Afterwards the device still works.
+TEST(ComputeOnDevicesCalls, InvalidDeviceIdIsAnError) {
+  COURSE_REQUIRE_GPU();
+  if (!course::settings().sanitizer.empty())
+    GTEST_SKIP() << "the calls with invalid device ids made on purpose here are errors to compute-sanitizer";
+  const int caller = visible_device_count() - 1;
+  const struct {
+    std::vector<int> devices;
+    size_t n;
+  } calls[] = {{{0, 9999}, 100003}, {{9999, 0}, 100003}, {{-1}, 100003}, {{0, 0, -7}, 100003}, {{0, 9999}, 1}};
+  for (const auto& call : calls) {
+    std::ostringstream list;
+    for (int id : call.devices) list << (list.tellp() > 0 ? ", " : "") << id;
+    SCOPED_TRACE("compute_on_devices over {" + list.str() + "}, n = " + std::to_string(call.n));
+    course::PinnedHostBuffer<float> host_in(call.n, "host_in"), host_out(call.n, "host_out");
+    std::memset(host_in.data(), 0, call.n * sizeof(float));
+    CUDA_CHECK(cudaSetDevice(caller));
+    const cudaError_t status = compute_on_devices(host_in.data(), host_out.data(), call.n, 64, call.devices.data(),
+                                                  static_cast<int>(call.devices.size()));
+    EXPECT_EQ(status, cudaErrorInvalidDevice)
+        << "compute_on_devices returned " << cudaGetErrorName(status) << " for a list with an id that is not a "
+        << "device: check each id (0 <= id < cudaGetDeviceCount), or keep the error cudaSetDevice returns (TODO(1), "
+        << "TODO(3))";
+    (void)cudaGetLastError();  // an error it met on the way is not the next call's
+    int current = -1;
+    CUDA_CHECK(cudaGetDevice(&current));
+    EXPECT_EQ(current, caller) << "compute_on_devices did not restore the caller's current device after the error";
+    CUDA_CHECK(cudaSetDevice(caller));
+    CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  expect_correct_on({0}, 1000);  // the device still works
+}
+
+// DeviceWide: cudaMemGetInfo counts every process on the GPU, so this test runs alone (RUN_SERIAL).
+// An implementation that computes device 0's part before it meets the invalid id must release
+// that part's memory too: 10 calls with 64 MiB each on device 0.
+TEST(ComputeOnDevicesDeviceWide, InvalidDeviceIdReleasesWhatItAllocated) {
+  COURSE_REQUIRE_GPU();
+  if (!course::settings().sanitizer.empty())
+    GTEST_SKIP() << "the calls with invalid device ids made on purpose here are errors to compute-sanitizer";
+  const size_t n = size_t{1} << 24;  // half of it on device 0: 32 MiB in, 32 MiB out
+  course::PinnedHostBuffer<float> host_in(n, "host_in"), host_out(n, "host_out");
+  std::memset(host_in.data(), 0, n * sizeof(float));
+  const int devices[] = {0, 9999};
+  CUDA_CHECK(cudaSetDevice(0));
+  const auto call = [&] {
+    const cudaError_t status = compute_on_devices(host_in.data(), host_out.data(), n, 1, devices, 2);
+    (void)cudaGetLastError();
+    CUDA_CHECK(cudaSetDevice(0));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    return status;
+  };
+  ASSERT_EQ(call(), cudaErrorInvalidDevice) << "compute_on_devices over {0, 9999} should return cudaErrorInvalidDevice";
+  size_t free_before = 0, free_after = 0, total = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_before, &total));
+  for (int i = 0; i < 10; ++i) call();
+  CUDA_CHECK(cudaMemGetInfo(&free_after, &total));
+  EXPECT_LE(free_before - std::min(free_before, free_after), size_t{48} << 20)
+      << "10 calls of compute_on_devices over {0, 9999} used up " << (free_before - free_after) / (1 << 20)
+      << " MiB of device 0's memory: release what was allocated for the valid devices when an id fails";
+}
+
 // Run twice by ctest: as it is, and with CUDA_VISIBLE_DEVICES=1 (tests.cmake).
 TEST(MultiGpu, UsesOnlyVisibleDevices) {
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
@@ -178,6 +276,32 @@ TEST(PeerAccess, CopiesBetweenTwoDevices) {
   CUDA_CHECK(cudaSetDevice(1));
   EXPECT_TRUE(course::all_close(input, destination.download(), {0, 0})) << "copy_between_devices (TODO(5))";
   CUDA_CHECK(cudaSetDevice(0));
+}
+
+// a == b: nothing to enable (true); ids that are not devices: false, not a crash. One GPU is enough.
+TEST(EnablePeerCalls, SameDeviceAndInvalidIds) {
+  COURSE_REQUIRE_GPU();
+  if (!course::settings().sanitizer.empty())
+    GTEST_SKIP() << "the calls with invalid device ids made on purpose here are errors to compute-sanitizer";
+  const int caller = visible_device_count() - 1;
+  CUDA_CHECK(cudaSetDevice(caller));
+  EXPECT_TRUE(enable_peer_access(0, 0)) << "enable_peer_access(0, 0) should be true: a device reaches its own memory, "
+                                        << "there is nothing to enable (TODO(4))";
+  const struct {
+    int a, b;
+  } invalid[] = {{0, 9999}, {9999, 0}, {-1, 0}, {9999, 9999}, {-1, -1}};
+  for (const auto& ids : invalid) {
+    const bool on = enable_peer_access(ids.a, ids.b);
+    EXPECT_FALSE(on) << "enable_peer_access(" << ids.a << ", " << ids.b << ") returned true: " << ids.a << " or "
+                     << ids.b << " is not a device, so no access is on (TODO(4))";
+    (void)cudaGetLastError();
+    int current = -1;
+    CUDA_CHECK(cudaGetDevice(&current));
+    EXPECT_EQ(current, caller) << "enable_peer_access(" << ids.a << ", " << ids.b
+                               << ") did not restore the caller's current device";
+    CUDA_CHECK(cudaSetDevice(caller));
+  }
+  CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 // The contract's rules, from what ran: every device of the list computes its part (kernels on
