@@ -14,6 +14,28 @@
 /// The launch is fixed by the given code (given/pipeline_launch.cu): exactly one block of
 /// kPipelineThreads threads per multiprocessor, so that few warps are resident and latency
 /// cannot be hidden by occupancy. Block b handles tiles b, b + gridDim.x, b + 2 * gridDim.x, ...
+///
+/// What every kernel of this chapter (and its launcher) promises, for both exercises:
+/// - `n`: from 0 up to what device memory holds, so tile and element indices must be 64-bit.
+///   For finite inputs (tested in [-1, 1]) out is exact to the bit (the formula's two float
+///   operations) for n = 1, under a float4, under a tile, whole tiles, a partial last tile of
+///   any length, fewer tiles than blocks, many more tiles per block than any pipeline has
+///   stages (MirrorTilesPipelined, MirrorTilesBulkStretch), and more than 2^32 floats
+///   (MirrorTilesPipelinedDeviceWide, MirrorTilesBulkStretchDeviceWide: 2^32 + 2^20 + 3 floats,
+///   34.4 GB in and out; they skip, saying so, where less device memory is free).
+/// - n = 0: nothing is read or written, and the kernel, launched with the usual grid of one
+///   block per SM, succeeds even with null pointers; the launcher then launches nothing
+///   (MirrorTilesPipelinedCalls.ZeroFloatsTouchesNothing, MirrorTilesBulkStretchCalls.ZeroFloatsTouchesNothing).
+/// - `in` and `out` must be 16-byte aligned (the given mirror_tile_part and the copies move
+///   float4s): cudaMalloc's pointers or views offset from them by a multiple of 4 floats.
+///   Only out[0, n) is written (MirrorTilesPipelinedCalls.OffsetViews, MirrorTilesBulkStretchCalls.OffsetViews).
+///   Other offsets are outside the contract.
+/// - `in` and `out` must not overlap (the kernels take them __restrict__).
+/// - Calls are independent: a call with other n and other data right after another gives its
+///   own result, nothing is kept from one call to the next
+///   (MirrorTilesPipelinedCalls.OtherSizesInOneProcess, MirrorTilesBulkStretchCalls.OtherSizesInOneProcess).
+/// - The launchers are asynchronous on `stream` and check nothing: a failed launch or kernel
+///   shows in cudaGetLastError or at the next synchronisation.
 #pragma once
 
 #include <cuda_runtime.h>

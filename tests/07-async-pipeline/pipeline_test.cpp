@@ -1,7 +1,9 @@
 // Tests of chapter 07 (asynchronous copy pipelines). Built once, linked against the starter
 // and against the reference solution.
+#include <algorithm>
 #include <functional>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -21,8 +23,8 @@ std::vector<float> mirror_tiles_cpu(const std::vector<float>& in) {
 
 using Launcher = void (*)(const float*, float*, size_t, cudaStream_t);
 
-void expect_matches_cpu(Launcher launch, const char* name, size_t n) {
-  const auto input = course::random_floats(n, course::test_seed());
+void expect_matches_cpu(Launcher launch, const char* name, size_t n, std::uint64_t seed = course::test_seed()) {
+  const auto input = course::random_floats(n, seed);
   course::DeviceBuffer<float> in(input, "in"), out(n, "out");
   out.poison();
   course::Stream stream;
@@ -35,6 +37,11 @@ void expect_matches_cpu(Launcher launch, const char* name, size_t n) {
 }
 
 bool has_bulk_copies() { return course::current_device().compute_major >= 9; }
+#define SKIP_WITHOUT_BULK_COPIES()                                                                          \
+  do {                                                                                                     \
+    if (!has_bulk_copies())                                                                                \
+      GTEST_SKIP() << "bulk asynchronous copies need compute capability 9.0; this is " << course::device_line(); \
+  } while (0)
 
 // Below compute capability 8.0, cuda::memcpy_async copies synchronously (there is no LDGSTS): the
 // pipelined kernel is right, but nothing overlaps, so its technique and perf tests cannot pass.
@@ -49,8 +56,13 @@ bool has_bulk_copies() { return course::current_device().compute_major >= 9; }
 
 std::string size_name(const ::testing::TestParamInfo<size_t>& info) { return "N" + std::to_string(info.param); }
 
-// One element; a partial float4; one tile and a bit; more tiles than blocks, with tails.
-const size_t kSizes[] = {1, 3, 1000, 1024, 1025, 4099, 262147, (size_t{1} << 20) + 4093, 10000001};
+// The partitions of n (the contract's first bullet), for grids of up to 170 SMs and pipelines
+// of up to 12 stages (48 KiB): one element; under a float4; under a tile (a partial tile of a
+// multiple of 4); one tile - 1, one tile, one tile + 1; 5 tiles - 1, 5 tiles, 5 tiles + 1 and
+// 4 tiles + 3 (fewer tiles than blocks); about 2 and 8 tiles per block with partial last tiles;
+// 4096 whole tiles (24 or more per block: more than any stage count); 9766 tiles, the last of 641.
+const size_t kSizes[] = {1,    3,    1000, 1023,   1024, 1025, 4099, 5119, 5120, 5121,
+                         262147, size_t{4096} * kPipelineTileFloats, (size_t{1} << 20) + 4093, 10000001};
 
 class MirrorTilesPipelined : public ::testing::TestWithParam<size_t> {};
 TEST_P(MirrorTilesPipelined, MatchesCpu) {
@@ -63,11 +75,188 @@ INSTANTIATE_TEST_SUITE_P(Sizes, MirrorTilesPipelined, ::testing::ValuesIn(kSizes
 class MirrorTilesBulkStretch : public ::testing::TestWithParam<size_t> {};
 TEST_P(MirrorTilesBulkStretch, MatchesCpu) {
   COURSE_REQUIRE_GPU();
-  if (!has_bulk_copies()) GTEST_SKIP() << "bulk asynchronous copies need compute capability 9.0; this is " << course::device_line();
+  SKIP_WITHOUT_BULK_COPIES();
   SCOPED_TRACE(course::seed_note());
   expect_matches_cpu(mirror_tiles_bulk, "mirror_tiles_bulk", GetParam());
 }
 INSTANTIATE_TEST_SUITE_P(Sizes, MirrorTilesBulkStretch, ::testing::ValuesIn(kSizes), size_name);
+
+// ---------------------------------------------------------------- calls (the contract's domain)
+
+// n = 0: the launcher launches nothing; the kernel itself, launched as the given code launches
+// it (one block of kPipelineThreads per SM) with no tiles and null pointers, must read and write
+// nothing and succeed. Kills a kernel whose prologue copies a tile without checking that it
+// exists, or whose last tile index (n - 1) / kPipelineTileFloats wraps around. Then a call with
+// n > 0 must still be right (kills state an empty call leaves behind; and the untouched starter
+// fails here, with the comparison's message).
+void expect_zero_floats_touch_nothing(Launcher launch, const void* kernel, const char* name, const char* kernel_name) {
+  course::Stream stream;
+  launch(nullptr, nullptr, 0, stream);
+  CUDA_CHECK_LAUNCH((std::string(name) + " with n = 0 and null pointers").c_str());
+  const int grid = pipeline_grid_size();
+  ASSERT_GT(grid, 0) << "pipeline_grid_size() found no multiprocessors";
+  const float* in = nullptr;
+  float* out = nullptr;
+  size_t n = 0;
+  void* args[] = {&in, &out, &n};
+  const cudaError_t launched = cudaLaunchKernel(kernel, dim3(grid), dim3(kPipelineThreads), args, 0, stream.get());
+  ASSERT_EQ(launched, cudaSuccess) << kernel_name << " could not be launched with " << grid << " blocks of "
+                                   << kPipelineThreads << " threads and n = 0: " << cudaGetErrorString(launched);
+  const std::string what = std::string(kernel_name) + " with n = 0 (" + std::to_string(grid) +
+                           " blocks, null pointers: it must read and write nothing)";
+  CUDA_CHECK_LAUNCH(what.c_str());
+  expect_matches_cpu(launch, name, 1025, course::test_seed() + 7);
+}
+
+// Three calls in one process, each with its own size, data and exactly sized buffers: a
+// mid-sized one, a larger one, a tiny one. Kills anything kept from one call to the next (a
+// tile count or a pointer in a __device__ or static variable): the larger call would miss
+// tiles, the smaller one would write past its buffer's end.
+void expect_other_sizes_in_one_process(Launcher launch, const char* name) {
+  const size_t sizes[] = {5121, (size_t{1} << 20) + 4093, 3};
+  for (int k = 0; k < 3; ++k) {
+    SCOPED_TRACE("call " + std::to_string(k + 1) + " of 3 in this process, n = " + std::to_string(sizes[k]));
+    expect_matches_cpu(launch, name, sizes[k], course::test_seed() + 11 + k);
+  }
+}
+
+// Views offset from cudaMalloc's pointers by multiples of 4 floats (16 bytes, not 32 or more):
+// `in` + 4 floats, `out` + 12 floats, n = 5121 (a partial last tile of one element). The
+// result must be right, and the elements of `out`'s allocation before and after the view must
+// keep their poison. Kills a kernel that assumes 32-byte or larger alignment, indexes from the
+// allocation rather than the view, or writes past the view's ends (inside the allocation, where
+// the guard zones cannot see it).
+void expect_offset_views_right(Launcher launch, const char* name) {
+  constexpr size_t n = 5121, in_offset = 4, out_offset = 12, slack = 20;
+  const auto whole_input = course::random_floats(in_offset + n + slack, course::test_seed() + 5);
+  const std::vector<float> input(whole_input.begin() + in_offset, whole_input.begin() + in_offset + n);
+  course::DeviceBuffer<float> in(whole_input, "in"), out(out_offset + n + slack, "out");
+  out.poison();
+  course::Stream stream;
+  launch(in.data() + in_offset, out.data() + out_offset, n, stream);
+  CUDA_CHECK_LAUNCH(name);
+  const auto whole_output = out.download();
+  const std::vector<float> view(whole_output.begin() + out_offset, whole_output.begin() + out_offset + n);
+  EXPECT_TRUE(course::all_close(mirror_tiles_cpu(input), view, {0, 0}))
+      << name << " with in = a buffer + " << in_offset << " floats, out = a buffer + " << out_offset
+      << " floats, n = " << n << ": differs from the CPU result.";
+  std::vector<size_t> touched;
+  for (size_t i = 0; i < whole_output.size(); ++i)
+    if ((i < out_offset || i >= out_offset + n) && !course::is_poison(whole_output[i])) touched.push_back(i);
+  EXPECT_TRUE(touched.empty()) << name << " wrote " << touched.size() << " element(s) of out's buffer outside the view "
+                               << "out[0, n) (out = buffer + " << out_offset << " floats), e.g. at out["
+                               << (touched.empty() ? 0 : static_cast<long long>(touched[0]) - static_cast<long long>(out_offset))
+                               << "]: only out[0, n) may be written.";
+}
+
+// More than 2^32 floats (16 GiB each way): n = 2^32 + 2^20 + 3, so tile and element indices pass
+// both 2^31 and 2^32 and the last tile holds 3 elements. The input is filled on the GPU
+// (course::fill_random_floats); the output is read back on whole tiles: the first, those on both
+// sides of element 2^31 and of element 2^32, the last two, and 48 drawn at random. Kills an int
+// or unsigned tile or element index (tile * kPipelineTileFloats in 32 bits).
+constexpr size_t kWideFloats = (size_t{1} << 32) + (size_t{1} << 20) + 3;
+
+void expect_right_beyond_32_bit_indices(Launcher launch, const char* name) {
+  if (!course::settings().sanitizer.empty())
+    GTEST_SKIP() << "4.3 billion floats each way are too many to check under compute-sanitizer (COURSE_SANITIZER)";
+  const size_t n = kWideFloats;
+  const size_t need = 2 * n * sizeof(float) + (size_t{1} << 30);
+  size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  if (free_bytes < need)
+    GTEST_SKIP() << "this test needs " << need / 1e9 << " GB of free device memory (2 arrays of 2^32 + 2^20 + 3 "
+                 << "floats, and room to spare), " << free_bytes / 1e9 << " GB are free on " << course::device_line();
+  const std::uint64_t seed = course::test_seed() + 13;
+  course::DeviceBuffer<float> in(n, "in"), out(n, "out");
+  course::Stream stream;
+  course::fill_random_floats(in.data(), n, seed, -1.0f, 1.0f, stream);
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  out.poison();
+  const std::string what = std::string(name) + " with n = 2^32 + 2^20 + 3 floats";
+  launch(in.data(), out.data(), n, stream);
+  CUDA_CHECK_LAUNCH(what.c_str());
+
+  const size_t tiles = (n + kPipelineTileFloats - 1) / kPipelineTileFloats;
+  const size_t at_2_31 = (size_t{1} << 31) / kPipelineTileFloats, at_2_32 = (size_t{1} << 32) / kPipelineTileFloats;
+  std::vector<size_t> checked = {0, 1, at_2_31 - 1, at_2_31, at_2_32 - 1, at_2_32, tiles - 2, tiles - 1};
+  std::mt19937_64 draw(seed);
+  for (int k = 0; k < 48; ++k) checked.push_back(draw() % tiles);
+  std::sort(checked.begin(), checked.end());
+  checked.erase(std::unique(checked.begin(), checked.end()), checked.end());
+
+  std::vector<size_t> places;
+  std::vector<double> expected;
+  std::vector<float> actual;
+  for (size_t tile : checked) {
+    const size_t start = tile * kPipelineTileFloats;
+    const size_t len = std::min<size_t>(kPipelineTileFloats, n - start);
+    std::vector<float> got(len);
+    CUDA_CHECK(cudaMemcpy(got.data(), out.data() + start, len * sizeof(float), cudaMemcpyDeviceToHost));
+    for (size_t j = 0; j < len; ++j) {
+      places.push_back(start + j);
+      expected.push_back(0.5f * (course::random_float_at(seed, start + j) + course::random_float_at(seed, start + len - 1 - j)));
+      actual.push_back(got[j]);
+    }
+  }
+  EXPECT_TRUE(course::same_at_places(places, expected, actual, {0, 0}, "out"))
+      << what << " (whole tiles checked: " << checked.size() << ", among them the tiles around elements 2^31 and 2^32 "
+      << "and the last one) differs from the CPU result: are the tile or element indices 32-bit integers?";
+}
+
+TEST(MirrorTilesPipelinedCalls, ZeroFloatsTouchesNothing) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  expect_zero_floats_touch_nothing(mirror_tiles_pipelined, reinterpret_cast<const void*>(&mirror_tiles_pipelined_kernel),
+                                   "mirror_tiles_pipelined", "mirror_tiles_pipelined_kernel");
+}
+
+TEST(MirrorTilesPipelinedCalls, OtherSizesInOneProcess) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  expect_other_sizes_in_one_process(mirror_tiles_pipelined, "mirror_tiles_pipelined");
+}
+
+TEST(MirrorTilesPipelinedCalls, OffsetViews) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  expect_offset_views_right(mirror_tiles_pipelined, "mirror_tiles_pipelined");
+}
+
+// DeviceWide: 34 GB of device memory, so it runs alone (RUN_SERIAL).
+TEST(MirrorTilesPipelinedDeviceWide, MoreThan2To32Floats) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  expect_right_beyond_32_bit_indices(mirror_tiles_pipelined, "mirror_tiles_pipelined");
+}
+
+TEST(MirrorTilesBulkStretchCalls, ZeroFloatsTouchesNothing) {
+  COURSE_REQUIRE_GPU();
+  SKIP_WITHOUT_BULK_COPIES();
+  SCOPED_TRACE(course::seed_note());
+  expect_zero_floats_touch_nothing(mirror_tiles_bulk, reinterpret_cast<const void*>(&mirror_tiles_bulk_kernel),
+                                   "mirror_tiles_bulk", "mirror_tiles_bulk_kernel");
+}
+
+TEST(MirrorTilesBulkStretchCalls, OtherSizesInOneProcess) {
+  COURSE_REQUIRE_GPU();
+  SKIP_WITHOUT_BULK_COPIES();
+  SCOPED_TRACE(course::seed_note());
+  expect_other_sizes_in_one_process(mirror_tiles_bulk, "mirror_tiles_bulk");
+}
+
+TEST(MirrorTilesBulkStretchCalls, OffsetViews) {
+  COURSE_REQUIRE_GPU();
+  SKIP_WITHOUT_BULK_COPIES();
+  SCOPED_TRACE(course::seed_note());
+  expect_offset_views_right(mirror_tiles_bulk, "mirror_tiles_bulk");
+}
+
+TEST(MirrorTilesBulkStretchDeviceWide, MoreThan2To32Floats) {
+  COURSE_REQUIRE_GPU();
+  SKIP_WITHOUT_BULK_COPIES();
+  SCOPED_TRACE(course::seed_note());
+  expect_right_beyond_32_bit_indices(mirror_tiles_bulk, "mirror_tiles_bulk");
+}
 
 // ---------------------------------------------------------------- technique
 
