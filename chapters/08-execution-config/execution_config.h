@@ -52,7 +52,9 @@ void chase(const int* next, int* ends, int starts, int steps, LaunchConfig confi
 
 /// Exercise 1: a configuration for `chase` over `starts` chains that keeps every SM as full of
 /// threads as the kernel's resources allow (the occupancy API knows them), with enough blocks
-/// for all SMs and no more than the chains need.
+/// for all SMs and no more than the chains need (starts / block rounded up, at least 1). Any
+/// starts up to INT_MAX, without overflow; {0, 0} (nothing to launch) for starts <= 0. Every call
+/// answers for its own `starts` (ChooseChaseLaunch, ChooseChaseLaunchCalls).
 LaunchConfig choose_chase_launch(int starts);
 
 // ------------------------------------------------------------------ exercise 2: concurrency
@@ -81,7 +83,9 @@ void run_tasks_serial(int count, float* partials, float* result, const cudaStrea
 
 /// Exercise 2: tasks 0 .. count-1 spread over the `stream_count` streams so that they run at
 /// the same time, then launch_combine on streams[0] once every task is done (`events` holds one
-/// event per stream, free to record). The caller waits for streams[0] only.
+/// event per stream, free to record). The caller waits for streams[0] only. 0 <= count <=
+/// kMaxTasks (count 0: the combine alone, *result = 0); stream_count >= 1, fewer or more than
+/// count (RunTasks, RunTasksCalls).
 void run_tasks(int count, float* partials, float* result, const cudaStream_t* streams, int stream_count,
                const cudaEvent_t* events);
 
@@ -97,5 +101,6 @@ void launch_batch_second(const float* scratch, float* out, int count, cudaStream
 void process_batches_with_malloc(const float* in, float* out, int batches, int batch_size, cudaStream_t stream);
 
 /// Exercise 3: the same results, each batch's scratch from cudaMallocAsync on `stream` and
-/// given back with cudaFreeAsync, so that nothing waits and freed memory is reused.
+/// given back with cudaFreeAsync, so that nothing waits and freed memory is reused. batches = 0
+/// or batch_size = 0: nothing to do, nothing enqueued (ProcessBatchesAsyncCalls).
 void process_batches_async(const float* in, float* out, int batches, int batch_size, cudaStream_t stream);

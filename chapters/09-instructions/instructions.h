@@ -3,7 +3,8 @@
 ///
 /// Exercises (in uniform_paths.cu and accurate_sum.cu): the same per-element work as the given
 /// branchy kernel, arranged so that all 32 threads of a warp take the same branch; and the sum
-/// of a large float array to within 2 ulp of the exact sum, at the speed of memory. The
+/// of a large float array to within 2 ulp of the exact sum (unless its values cancel by many
+/// orders of magnitude, see sum_accurate), at the speed of memory. The
 /// functions only enqueue work on `stream` and return; the caller synchronises and checks errors.
 ///
 /// **Rules** (checked by the `...Technique` tests from what ran, and on a call of each perf test
@@ -53,8 +54,9 @@ __host__ __device__ inline float odd_path(float x) {
 /// element: in every warp, 16 threads take one branch and 16 the other, so each warp runs both.
 void shade_branchy(const float* in, float* out, int n, cudaStream_t stream);
 
-/// Exercise 1: the same results (any n >= 0), with the threads of each warp all working on
-/// even elements or all on odd ones, so that a warp runs one path only.
+/// Exercise 1: the same results (any n >= 0; n = 0 enqueues nothing and writes nothing), with
+/// the threads of each warp all working on even elements or all on odd ones, so that a warp runs
+/// one path only (ShadeUniform, ShadeUniformCalls).
 void shade_uniform(const float* in, float* out, int n, cudaStream_t stream);
 
 /// Doubles of scratch memory the sums may use (device memory, contents undefined on entry).
@@ -65,7 +67,17 @@ constexpr std::size_t kSumWorkspaceDoubles = 4096;
 /// result and its error depend on the order of the additions.
 void sum_float(const float* in, std::size_t n, float* result, double* workspace, cudaStream_t stream);
 
-/// Exercise 2: *result = the sum of in[0..n) (n >= 0), within 2 ulp of the exact sum rounded
-/// to float, whatever the order and signs of the values; `result` and `workspace` are device
-/// memory. As fast as reading the input allows (see the chapter's tests).
+/// Exercise 2: *result = the exact sum S of in[0..n) (0 <= n <= 2^32; 0 for n = 0), rounded to
+/// float, with an error of at most
+///     2 ulp(S) + 2^-40 * (|in[0]| + ... + |in[n-1]|)
+/// whatever the order and signs of the values (ulp(S): the spacing of floats at S rounded to
+/// float). While the values cancel by less than 2^15 (sum of magnitudes < 2^15 |S|) that is
+/// within 2.5 ulp; below it, e.g. {1e38, 1, -1e38}, nothing closer than 2^-40 of the sum of
+/// magnitudes is promised. Any order of additions in double (53 bits) that passes each value
+/// through at most 2^11 roundings meets it; the tests also accept float pairs (hi and lo with
+/// TwoSum, 48 bits), on every seed, and reject additions in float (AccurateSum). Special values: a NaN, or both +inf and -inf, give NaN;
+/// otherwise an infinity gives that infinity; finite values whose S is beyond the float range
+/// (|S| >= 2^128) and that cancel by 2^16 at most give the infinity of S's sign
+/// (AccurateSumValues). Every call sums its own input (AccurateSumCalls). `result` and
+/// `workspace` are device memory. As fast as reading the input allows (see the chapter's tests).
 void sum_accurate(const float* in, std::size_t n, float* result, double* workspace, cudaStream_t stream);

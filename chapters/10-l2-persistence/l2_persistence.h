@@ -39,7 +39,9 @@ struct L2WindowPlan {
 /// - window = min(hot, max window): it covers the hot buffer, but no more than allowed;
 /// - hit ratio = min(1, carve-out / window): the share of the window that fits in the
 ///   carve-out, so that persisting lines do not evict each other.
-/// An empty plan (all 0) when any input is 0.
+/// An empty plan (all 0) when any input is 0. Any sizes up to SIZE_MAX, without overflow (an
+/// L2 of 1 byte plans a carve-out of 0 and a hit ratio of 0). Checked at each limit and one byte
+/// over it, with every argument 0 and SIZE_MAX in turn (PlanPersistingWindow).
 L2WindowPlan plan_persisting_window(std::size_t hot_bytes, std::size_t max_persisting_bytes,
                                     std::size_t max_window_bytes, std::size_t l2_bytes);
 

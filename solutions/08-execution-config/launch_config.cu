@@ -9,9 +9,13 @@ LaunchConfig choose_chase_launch(int starts) {
   // The block size that lets the most threads reside on an SM given the kernel's registers and
   // its kChaseSharedBytes per block, and the smallest grid that fills every SM with such blocks.
   int min_grid = 0, block = 0;
-  cudaOccupancyMaxPotentialBlockSize(&min_grid, &block, chase_kernel_handle(), kChaseSharedBytes);
+  if (cudaOccupancyMaxPotentialBlockSize(&min_grid, &block, chase_kernel_handle(), kChaseSharedBytes) != cudaSuccess ||
+      block <= 0)
+    return config;
   config.block = block;
   // The grid-stride loop covers any number of chains; more blocks than chains / block would idle.
-  config.grid = std::max(1, std::min(min_grid, (starts + block - 1) / block));
+  // starts / block rounded up without starts + block - 1, which overflows near INT_MAX.
+  const int needed = starts / block + (starts % block != 0 ? 1 : 0);
+  config.grid = std::max(1, std::min(min_grid, needed));
   return config;
 }

@@ -2,6 +2,7 @@
 #include "execution_config.h"
 
 void process_batches_async(const float* in, float* out, int batches, int batch_size, cudaStream_t stream) {
+  if (batches <= 0 || batch_size <= 0) return;  // nothing to do; a kernel of 0 blocks would not launch
   for (int b = 0; b < batches; ++b) {
     float* scratch = nullptr;
     // Allocated and freed in stream order: no wait, and the next batch's cudaMallocAsync gets

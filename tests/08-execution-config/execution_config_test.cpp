@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -47,31 +48,74 @@ std::vector<double> chased_on_cpu(const std::vector<int>& next, int starts, int 
 
 std::vector<float> as_floats(const std::vector<int>& values) { return {values.begin(), values.end()}; }
 
+// choose_chase_launch(starts) for starts > 0: whole warps, the best resident threads per SM, at
+// least one block, no more than the chains need and enough for every SM. The chains needed are
+// counted in 64 bits: starts near INT_MAX must not overflow here either.
+::testing::AssertionResult chosen_well(int starts, const LaunchConfig& config) {
+  const std::string what = "choose_chase_launch(" + std::to_string(starts) + ") = {grid " +
+                           std::to_string(config.grid) + ", block " + std::to_string(config.block) + "}";
+  if (config.block <= 0) return ::testing::AssertionFailure() << what << ": no block size (TODO(1), TODO(2))";
+  if (config.block > 1024)
+    return ::testing::AssertionFailure() << what << ": more threads per block than any GPU allows";
+  if (config.grid < 1) return ::testing::AssertionFailure() << what << ": no blocks (TODO(2))";
+  if (config.block % 32 != 0)
+    return ::testing::AssertionFailure() << what << ": a block that is not whole warps leaves lanes idle";
+  const int resident = config.block * resident_blocks(config.block);
+  const int best = best_resident_threads();
+  if (resident != best)
+    return ::testing::AssertionFailure() << what << ": with kChaseSharedBytes per block, an SM holds " << resident
+                                         << " threads of blocks this size, and " << best << " with the best size "
+                                         << "(cudaOccupancyMaxPotentialBlockSize finds it, TODO(1))";
+  const long long needed = (static_cast<long long>(starts) + config.block - 1) / config.block;
+  if (config.grid > needed)
+    return ::testing::AssertionFailure() << what << ": more blocks than " << starts << " chains need (" << needed
+                                         << ") (TODO(2))";
+  const long long filling = static_cast<long long>(sm_count()) * resident_blocks(config.block);
+  if (config.grid < std::min(needed, filling))
+    return ::testing::AssertionFailure() << what << ": too few blocks to fill the " << sm_count() << " SMs ("
+                                         << std::min(needed, filling) << " wanted; count the chains without "
+                                         << "overflow: starts + block - 1 does not fit an int near INT_MAX) (TODO(2))";
+  return ::testing::AssertionSuccess();
+}
+
+// starts <= 0: no chains, nothing to launch: {0, 0}.
+::testing::AssertionResult nothing_to_launch(int starts, const LaunchConfig& config) {
+  if (config.grid == 0 && config.block == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "choose_chase_launch(" << starts << ") = {grid " << config.grid << ", block "
+                                       << config.block << "}: no chains, nothing to launch: {0, 0} (TODO(2))";
+}
+
 class ChooseChaseLaunch : public ::testing::TestWithParam<int> {};
 
 TEST_P(ChooseChaseLaunch, FillsEverySmAsFullAsTheKernelAllows) {
   COURSE_REQUIRE_GPU();
   const int starts = GetParam();
-  const LaunchConfig config = choose_chase_launch(starts);
-  const std::string what = "choose_chase_launch(" + std::to_string(starts) + ") = {grid " +
-                           std::to_string(config.grid) + ", block " + std::to_string(config.block) + "}";
-  ASSERT_GT(config.block, 0) << what << ": no block size (TODO(1), TODO(2))";
-  ASSERT_LE(config.block, 1024) << what << ": more threads per block than any GPU allows";
-  ASSERT_GE(config.grid, 1) << what << ": no blocks (TODO(2))";
-  EXPECT_EQ(config.block % 32, 0) << what << ": a block that is not whole warps leaves lanes idle";
-  const int resident = config.block * resident_blocks(config.block);
-  const int best = best_resident_threads();
-  EXPECT_EQ(resident, best) << what << ": with kChaseSharedBytes per block, an SM holds " << resident
-                            << " threads of blocks this size, and " << best << " with the best size "
-                            << "(cudaOccupancyMaxPotentialBlockSize finds it, TODO(1))";
-  const int needed = (starts + config.block - 1) / config.block;
-  EXPECT_LE(config.grid, needed) << what << ": more blocks than " << starts << " chains need";
-  EXPECT_GE(config.grid, std::min(needed, sm_count() * resident_blocks(config.block)))
-      << what << ": too few blocks to fill the " << sm_count() << " SMs (TODO(2))";
+  EXPECT_TRUE(chosen_well(starts, choose_chase_launch(starts)));
 }
 
-INSTANTIATE_TEST_SUITE_P(Starts, ChooseChaseLaunch, ::testing::Values(1, 100, 5000, 1 << 20),
+// 1, a few blocks' worth, a few SMs' worth, many times the GPU, and the largest int (the
+// chains needed, starts / block rounded up, must be counted without overflow).
+INSTANTIATE_TEST_SUITE_P(Starts, ChooseChaseLaunch,
+                         ::testing::Values(1, 100, 5000, 1 << 20, std::numeric_limits<int>::max() - 1,
+                                           std::numeric_limits<int>::max()),
                          [](const auto& info) { return "Starts" + std::to_string(info.param); });
+
+// Calls with other numbers of chains one after the other in one program (each test case is its
+// own process, so the cases above only ever see a first call): every answer is for its own
+// `starts` (kills a configuration kept in a static from the first call), none, {0, 0}, for
+// starts <= 0 (0, -1, INT_MIN), and INT_MAX without overflow.
+TEST(ChooseChaseLaunchCalls, EachCallForItsOwnChains) {
+  COURSE_REQUIRE_GPU();
+  for (const int starts : {1 << 20, 1, 100, std::numeric_limits<int>::max(), 0, -1, std::numeric_limits<int>::min(),
+                           std::numeric_limits<int>::max() - 1, 5000, 1}) {
+    const LaunchConfig config = choose_chase_launch(starts);
+    if (starts <= 0) {
+      EXPECT_TRUE(nothing_to_launch(starts, config)) << "(in a sequence of calls with other chains)";
+    } else {
+      EXPECT_TRUE(chosen_well(starts, config)) << "(in a sequence of calls with other chains)";
+    }
+  }
+}
 
 TEST(ChaseWithChosenLaunch, MatchesCpu) {
   COURSE_REQUIRE_GPU();
@@ -171,29 +215,63 @@ float serial_result(int count, StreamsAndEvents& se) {
 // Atomics add a task's four block sums in any order.
 constexpr course::Tolerance kTaskTolerance{1e-3, 1e-5};
 
-class RunTasks : public ::testing::TestWithParam<int> {};
+struct Tasks {
+  int count, streams;
+};
 
-TEST_P(RunTasks, CombinesEveryTask) {
-  COURSE_REQUIRE_GPU();
-  const int count = GetParam();
-  StreamsAndEvents se;
+// *result of run_tasks(count, ..., streams) against the serial version; `se` gives the streams
+// (the first `streams` of them) and events.
+::testing::AssertionResult run_tasks_right(int count, int streams, StreamsAndEvents& se) {
   const float expected = serial_result(count, se);
   course::DeviceBuffer<float> partials(count, "partials"), result(1, "result");
   partials.poison();
   result.poison();
-  run_tasks(count, partials.data(), result.data(), se.streams, kStreams, se.events);
+  run_tasks(count, partials.data(), result.data(), se.streams, streams, se.events);
   CUDA_CHECK(cudaGetLastError());
   CUDA_CHECK(cudaStreamSynchronize(se.streams[0]));  // the caller waits for streams[0] only
   std::vector<float> got(1);
   CUDA_CHECK(cudaMemcpy(got.data(), result.data(), sizeof(float), cudaMemcpyDeviceToHost));
-  EXPECT_TRUE(course::all_close(std::vector<double>{expected}, got, kTaskTolerance))
-      << count << " tasks over " << kStreams << " streams: the combine on streams[0] must run after every task "
-      << "(TODO(3)-(5)); a result that never arrived, or NaN from partials not yet written, means it did not wait";
   CUDA_CHECK(cudaDeviceSynchronize());
+  auto right = course::all_close(std::vector<double>{expected}, got, kTaskTolerance);
+  if (!right)
+    right << "\n" << count << " tasks over " << streams << " stream(s): the combine on streams[0] must run after every "
+          << "task (TODO(3)-(5)); a result that never arrived, or NaN from partials not yet written, means it did not "
+          << "wait" << (count == 0 ? " (no tasks: the combine of nothing writes 0)" : "");
+  return right;
 }
 
-INSTANTIATE_TEST_SUITE_P(Counts, RunTasks, ::testing::Values(1, 3, 8, 32),
-                         [](const auto& info) { return "Tasks" + std::to_string(info.param); });
+class RunTasks : public ::testing::TestWithParam<Tasks> {};
+
+TEST_P(RunTasks, CombinesEveryTask) {
+  COURSE_REQUIRE_GPU();
+  const auto [count, streams] = GetParam();
+  StreamsAndEvents se;
+  EXPECT_TRUE(run_tasks_right(count, streams, se));
+}
+
+// No tasks (the combine alone writes 0), one, fewer tasks than streams, as many, more, the most
+// (kMaxTasks), all on one stream, and 9 over 4 streams (streams[0] gets the short tasks 0 and 8:
+// it finishes first, so a combine that does not wait for the others runs too early).
+INSTANTIATE_TEST_SUITE_P(Counts, RunTasks,
+                         ::testing::Values(Tasks{0, kStreams}, Tasks{1, kStreams}, Tasks{3, kStreams},
+                                           Tasks{8, kStreams}, Tasks{32, kStreams}, Tasks{kMaxTasks, kStreams},
+                                           Tasks{32, 1}, Tasks{9, 4}),
+                         [](const auto& info) {
+                           const std::string name = "Tasks" + std::to_string(info.param.count);
+                           return info.param.streams == kStreams ? name
+                                                                 : name + "Streams" + std::to_string(info.param.streams);
+                         });
+
+// Calls with other counts and streams one after the other in one program: nothing of a call
+// may be kept for the next (each test case is its own process, so the cases above only ever see
+// a first call).
+TEST(RunTasksCalls, EachCallWithItsOwnCountAndStreams) {
+  COURSE_REQUIRE_GPU();
+  StreamsAndEvents se;
+  for (const Tasks tasks : {Tasks{32, kStreams}, Tasks{5, 3}, Tasks{1, 1}, Tasks{0, kStreams}, Tasks{9, 4}}) {
+    EXPECT_TRUE(run_tasks_right(tasks.count, tasks.streams, se)) << "(in a sequence of calls with other counts)";
+  }
+}
 
 // The contract's rules for run_tasks, from the runtime calls of a call given `streams` (their
 // arguments name the streams): `count` task kernels and one combine, every launch on a given
@@ -390,6 +468,40 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ProcessBatchesAsync,
                            return "Batches" + std::to_string(info.param.batches) + "Size" +
                                   std::to_string(info.param.size);
                          });
+
+// No batches, or batches of no floats: nothing to do, nothing launched (a kernel of 0 blocks
+// is a launch error) and nothing written; then calls with other shapes in the same program
+// (each test case is its own process): every call's results are its own.
+TEST(ProcessBatchesAsyncCalls, EmptyThenOtherShapes) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  const std::size_t most = 2 * 65536;
+  const auto in = course::random_floats(most, course::test_seed());
+  const std::vector<double> expected = batches_on_cpu(in);
+  course::DeviceBuffer<float> d_in(in, "in");
+  course::DeviceBuffer<float> out(most, "out");
+  course::Stream stream;
+  out.poison();
+  process_batches_async(d_in.data(), out.data(), 0, 1000, stream);
+  CUDA_CHECK_LAUNCH("process_batches_async with 0 batches");
+  process_batches_async(d_in.data(), out.data(), 4, 0, stream);
+  CUDA_CHECK_LAUNCH("process_batches_async with 4 batches of 0 floats");
+  const std::vector<float> untouched = out.download();
+  EXPECT_TRUE(std::all_of(untouched.begin(), untouched.end(), [](float v) { return course::is_poison(v); }))
+      << "process_batches_async wrote out for 0 batches or for batches of 0 floats: nothing to do (TODO(6))";
+  for (const Batches shape : {Batches{3, 1000}, Batches{2, 65536}, Batches{5, 257}}) {
+    out.poison();
+    process_batches_async(d_in.data(), out.data(), shape.batches, shape.size, stream);
+    CUDA_CHECK_LAUNCH("process_batches_async");
+    const std::size_t used = static_cast<std::size_t>(shape.batches) * shape.size;
+    const std::vector<float> got = out.download();
+    EXPECT_TRUE(course::all_close(std::vector<double>(expected.begin(), expected.begin() + used),
+                                  std::vector<float>(got.begin(), got.begin() + used), kBatchTolerance))
+        << shape.batches << " batches of " << shape.size << " floats, after calls with other shapes (TODO(6))";
+    EXPECT_TRUE(std::all_of(got.begin() + used, got.end(), [](float v) { return course::is_poison(v); }))
+        << shape.batches << " batches of " << shape.size << " floats: wrote out beyond batches * batch_size";
+  }
+}
 
 std::size_t pool_attribute(cudaMemPool_t pool, cudaMemPoolAttr which) {
   std::uint64_t value = 0;

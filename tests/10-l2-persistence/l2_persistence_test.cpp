@@ -3,6 +3,8 @@
 // at best, too close to 1 for a threshold with margin (see the chapter's text). The tests check
 // the plan, what the stream and the device hold after your calls, and that the window does not
 // slow the work down (a carve-out of more than half the L2 does, by a third to a half).
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,75 @@ TEST(PlanPersistingWindow, FitsTheDevicesLimits) {
   expect_plan(plan_persisting_window(8 * kMiB, 0, max_window, l2), 0, 0, 0.0f, "a device without persisting L2");
   expect_plan(plan_persisting_window(8 * kMiB, max_persisting, max_window, 0), 0, 0, 0.0f, "no L2 size");
   expect_plan(plan_persisting_window(8 * kMiB, max_persisting, 0, l2), 0, 0, 0.0f, "no access-policy window (max 0)");
+}
+
+// The three clamps and the ratio, one by one, at each limit and one byte over it (the
+// H100's 50 MiB of L2 and 31.25 MiB of persisting L2; windows of at most 16 MiB here, so that
+// each limit binds in turn). Kills a plan that clamps with < instead of <=, or forgets a limit.
+TEST(PlanPersistingWindow, EachLimitExactlyAndOneByteOver) {
+  const std::size_t l2 = 50 * kMiB, half = 25 * kMiB, max_persisting = 125 * kMiB / 4;
+  auto plan = [&](std::size_t hot, std::size_t max_window) {
+    return plan_persisting_window(hot, max_persisting, max_window, l2);
+  };
+  const std::size_t wide = 128 * kMiB;
+  expect_plan(plan(half, wide), half, half, 1.0f, "hot exactly half the L2");
+  expect_plan(plan(half + 1, wide), half, half + 1, static_cast<float>(double(half) / double(half + 1)),
+              "hot one byte more than half the L2 (the carve-out stays at half)");
+  // A larger L2 (96 MiB): the device's persisting limit binds before half of it.
+  expect_plan(plan_persisting_window(max_persisting, max_persisting, wide, 96 * kMiB), max_persisting, max_persisting,
+              1.0f, "hot exactly the device's persisting limit (96 MiB of L2)");
+  expect_plan(plan_persisting_window(max_persisting + 1, max_persisting, wide, 96 * kMiB), max_persisting,
+              max_persisting + 1, static_cast<float>(double(max_persisting) / double(max_persisting + 1)),
+              "hot one byte more than the device's persisting limit (96 MiB of L2)");
+  const std::size_t max_window = 16 * kMiB;
+  expect_plan(plan(max_window, max_window), max_window, max_window, 1.0f, "hot exactly the largest window");
+  expect_plan(plan(max_window + 1, max_window), max_window + 1, max_window, 1.0f,
+              "hot one byte more than the largest window (the window stays at its maximum; the carve-out covers "
+              "the hot buffer, and the hit ratio is at most 1)");
+  // An L2 of 1 byte: half of it is 0, so is the carve-out, and no line of the window persists.
+  expect_plan(plan_persisting_window(kMiB, max_persisting, wide, 1), 0, kMiB, 0.0f, "an L2 of 1 byte");
+  expect_plan(plan(1, wide), 1, 1, 1.0f, "1 byte hot");
+}
+
+// Rule: hit ratio = min(1, carve-out / window). The carve-out can exceed the window when the
+// largest window is smaller than the carve-out allowed: the ratio stays 1, never above (the
+// runtime rejects a hitRatio above 1).
+TEST(PlanPersistingWindow, HitRatioAtMostOne) {
+  const std::size_t l2 = 50 * kMiB, max_persisting = 125 * kMiB / 4;
+  expect_plan(plan_persisting_window(24 * kMiB, max_persisting, 4 * kMiB, l2), 24 * kMiB, 4 * kMiB, 1.0f,
+              "24 MiB hot, windows of at most 4 MiB (carve-out 6x the window)");
+  expect_plan(plan_persisting_window(64 * kMiB, max_persisting, kMiB, l2), 25 * kMiB, kMiB, 1.0f,
+              "64 MiB hot, windows of at most 1 MiB");
+  expect_plan(plan_persisting_window(SIZE_MAX, SIZE_MAX, 1, SIZE_MAX), SIZE_MAX / 2, 1, 1.0f,
+              "SIZE_MAX hot, persisting and L2, windows of 1 byte");
+}
+
+// SIZE_MAX in each argument in turn (the others the H100's): every min() and the ratio without
+// overflow; and in all of them at once.
+TEST(PlanPersistingWindow, LargestSizes) {
+  const std::size_t l2 = 50 * kMiB, half = 25 * kMiB, max_persisting = 125 * kMiB / 4, max_window = 128 * kMiB;
+  expect_plan(plan_persisting_window(SIZE_MAX, max_persisting, max_window, l2), half, max_window,
+              static_cast<float>(25.0 / 128.0), "SIZE_MAX hot");
+  expect_plan(plan_persisting_window(8 * kMiB, SIZE_MAX, max_window, l2), 8 * kMiB, 8 * kMiB, 1.0f,
+              "SIZE_MAX max persisting");
+  expect_plan(plan_persisting_window(8 * kMiB, max_persisting, SIZE_MAX, l2), 8 * kMiB, 8 * kMiB, 1.0f,
+              "SIZE_MAX max window");
+  expect_plan(plan_persisting_window(64 * kMiB, max_persisting, max_window, SIZE_MAX), max_persisting, 64 * kMiB,
+              static_cast<float>(31.25 / 64.0), "an L2 of SIZE_MAX bytes");
+  expect_plan(plan_persisting_window(SIZE_MAX, SIZE_MAX, SIZE_MAX, SIZE_MAX), SIZE_MAX / 2, SIZE_MAX, 0.5f,
+              "SIZE_MAX in every argument");
+}
+
+// The plan the contract states, computed here: the GPU tests compare what the stream and the
+// device hold with it, not with the submission's own plan_persisting_window (a plan that is
+// empty, or wrong, would otherwise set the expectations it is held to).
+L2WindowPlan contract_plan(std::size_t hot, std::size_t max_persisting, std::size_t max_window, std::size_t l2) {
+  L2WindowPlan plan;
+  if (hot == 0 || max_persisting == 0 || max_window == 0 || l2 == 0) return plan;
+  plan.carve_out_bytes = std::min({hot, max_persisting, l2 / 2});
+  plan.window_bytes = std::min(hot, max_window);
+  plan.hit_ratio = static_cast<float>(std::min(1.0, static_cast<double>(plan.carve_out_bytes) / plan.window_bytes));
+  return plan;
 }
 
 struct StreamWindow {
@@ -99,13 +170,14 @@ TEST_P(PersistingWindowTechnique, SetOnTheStreamAndClearedAfterwards) {
 
   const L2WindowPlan plan = set_persisting_window(stream, hot.data(), hot.bytes());
   const L2WindowPlan expected =
-      plan_persisting_window(hot.bytes(), max_persisting, max_window, course::current_device().l2_bytes);
+      contract_plan(hot.bytes(), max_persisting, max_window, course::current_device().l2_bytes);
   const StreamWindow set = observe(stream);
   const StreamWindow untouched = observe(other);
   const std::size_t legacy = window_bytes_of(nullptr);  // the legacy default stream, stream 0
   const std::size_t per_thread = window_bytes_of(cudaStreamPerThread);
   const std::string what = std::to_string(hot_bytes / kMiB) + " MiB hot";
   EXPECT_EQ(plan.window_bytes, expected.window_bytes) << what << ": the returned plan is not this device's (TODO(2))";
+  EXPECT_EQ(plan.carve_out_bytes, expected.carve_out_bytes) << what << ": the returned plan is not this device's (TODO(2))";
   EXPECT_EQ(set.window.base_ptr, static_cast<void*>(hot.data())) << what << ": the stream's window does not start at the "
                                                                   << "hot buffer (TODO(4))";
   EXPECT_EQ(set.window.num_bytes, expected.window_bytes) << what << ": the stream's window num_bytes (TODO(4))";
@@ -143,9 +215,14 @@ TEST(RepeatedWindowTechnique, EveryCallSetsItsOwnCarveOut) {
   course::Stream stream(cudaStreamNonBlocking);
   const std::size_t l2 = course::current_device().l2_bytes;
   auto expect_carve_out_for = [&](const course::DeviceBuffer<float>& hot, const char* when) {
-    const L2WindowPlan expected = plan_persisting_window(hot.bytes(), max_persisting, max_window, l2);
+    const L2WindowPlan expected = contract_plan(hot.bytes(), max_persisting, max_window, l2);
     const StreamWindow seen = observe(stream);
+    EXPECT_GT(seen.window.num_bytes, 0u) << when << ": set_persisting_window left no window on the stream it was "
+                                         << "given (TODO(2)-(4))";
+    EXPECT_EQ(seen.window.base_ptr, static_cast<const void*>(hot.data()))
+        << when << ": the stream's window does not start at this call's buffer (TODO(4))";
     EXPECT_EQ(seen.window.num_bytes, expected.window_bytes) << when << ": the stream's window num_bytes (TODO(4))";
+    EXPECT_GT(seen.limit, 0u) << when << ": no persisting carve-out is set (TODO(3))";
     EXPECT_GE(seen.limit, expected.carve_out_bytes) << when << ": the carve-out is " << seen.limit << " bytes, less than "
                                                     << "this call's plan: set it at every call (TODO(3))";
   };

@@ -95,6 +95,7 @@ void launch_batch_second(const float* scratch, float* out, int count, cudaStream
 }
 
 void process_batches_with_malloc(const float* in, float* out, int batches, int batch_size, cudaStream_t stream) {
+  if (batches <= 0 || batch_size <= 0) return;  // nothing to do
   for (int b = 0; b < batches; ++b) {
     float* scratch = nullptr;
     if (cudaMalloc(&scratch, sizeof(float) * batch_size) != cudaSuccess) return;
