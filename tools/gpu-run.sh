@@ -7,6 +7,9 @@
 # tools/grade-class on every GPU here (tests/grading/check_grade_class.py; class.csv kept), and
 # with COURSE_PROFILE=1 where each test run's time went (tools/profile-tests.py, profile-N.txt),
 # and with COURSE_STRESS_TURNS=1 the GPU turn's yielding stressed (tools/stress-gpu-turns.py).
+# COURSE_SKIP_TESTS, COURSE_SKIP_GRADE, COURSE_SKIP_FIXTURES and COURSE_SKIP_SANITIZER leave a part out,
+# COURSE_FIXTURE_CHAPTERS=a,b checks only those chapters' fixtures
+# (e.g. to run the parts side by side, one GPU each: CUDA_VISIBLE_DEVICES, a copy of the tree each).
 # Usage: tools/gpu-run.sh [log-dir]   Exit status: non-zero if a reference test or a fixture
 # verdict failed, or an untouched starter earned a point (the grade workflow is expected to fail
 # on untouched starters, in every test that carries points).
@@ -26,6 +29,7 @@ echo "== build: $(( $(date +%s) - start )) s"
 test_status=0
 starter_status=0
 runs=${COURSE_TEST_RUNS:-1}
+[ -n "${COURSE_SKIP_TESTS:-}" ] && runs=0  # e.g. the grade workflow or the fixtures alone, on another GPU
 for run in $(seq 1 "$runs"); do
   start=$(date +%s)
   cmake --workflow --preset test >"$logs/test-$run.log" 2>&1
@@ -37,11 +41,13 @@ for run in $(seq 1 "$runs"); do
   [ "${COURSE_PROFILE:-}" = 1 ] && python3 tools/profile-tests.py "$logs/ctest-$run.log" --top 15 >"$logs/profile-$run.txt"
   grep -E "\((Failed|Timeout|SEGFAULT|Subprocess aborted|Exception)\)" "$logs/test-$run.log" | head -20
 done
-grep -E "\(Skipped\)" "$logs/test-1.log" | head -10
-# The same results as a summary with every perf measurement of the references.
-python3 tools/grade-report --build build --junit-in build/test-report.xml 2>&1 |
-  sed -n '/^Performance/,/^Result/p' | tee "$logs/test-summary.txt"
-python3 tools/check-test-properties.py build | tee "$logs/test-properties.txt"
+if [ "$runs" -gt 0 ]; then
+  grep -E "\(Skipped\)" "$logs/test-1.log" | head -10
+  # The same results as a summary with every perf measurement of the references.
+  python3 tools/grade-report --build build --junit-in build/test-report.xml 2>&1 |
+    sed -n '/^Performance/,/^Result/p' | tee "$logs/test-summary.txt"
+  python3 tools/check-test-properties.py build | tee "$logs/test-properties.txt"
+fi
 
 if [ -z "${COURSE_SKIP_GRADE:-}" ]; then
   cmake --workflow --preset grade >"$logs/grade.log" 2>&1
@@ -58,7 +64,7 @@ fixture_status=0
 if [ -z "${COURSE_SKIP_FIXTURES:-}" ]; then
 echo "== fixtures"
 start=$(date +%s)
-python3 tools/check-fixtures.py --build build --report "$logs/fixtures.md" >"$logs/fixtures.txt" 2>&1
+python3 tools/check-fixtures.py --build build --report "$logs/fixtures.md" ${COURSE_FIXTURE_CHAPTERS:+--chapters "$COURSE_FIXTURE_CHAPTERS"} >"$logs/fixtures.txt" 2>&1
 fixture_status=$?
 cat "$logs/fixtures.txt"
 echo "(fixtures: $(( $(date +%s) - start )) s)"

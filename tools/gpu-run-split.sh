@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# tools/gpu-run.sh's parts side by side on a machine of four GPUs, one GPU each, in one call of
+# about ten minutes instead of four: GPU 0 runs the test workflow and then the fixtures of chapters
+# 01-06, GPU 1 the grade workflow on the untouched starters (with check-starters-score-zero) and
+# then the fixtures of chapters 07-11, GPUs 2 and 3 grade a class of mutants of the references
+# (tools/mutate.py, PER_CHAPTER mutants per chapter and a control each). Each part works in its
+# own copy of the tree, so that their builds and reports stay apart. Every timing still has its
+# GPU to itself; the host (cores, memory, the PCIe root) is shared, so the host-link figures of
+# chapters 02 and 03 are noisier than on a machine of their own.
+# Usage: tools/gpu-run-split.sh LOGDIR [PER_CHAPTER (default 12)] [SECONDS (default 540)]
+#   Each part stops after SECONDS; exit status non-zero if a part failed or ran out of time.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+logs=$(mkdir -p "$1" && cd "$1" && pwd)
+per_chapter=${2:-12}
+seconds=${3:-540}
+nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader | tee "$logs/device.txt"
+
+copy_tree() {  # the working tree without its builds
+  rm -rf "$1" && mkdir -p "$1"
+  (cd "$top" && tar --exclude=./build --exclude='./build-*' -cf - .) | tar -xf - -C "$1"
+}
+part() {  # part NAME GPU VAR=VALUE...: tools/gpu-run.sh in a copy of its own, on GPU
+  local name=$1 gpu=$2
+  shift 2
+  env CUDA_VISIBLE_DEVICES="$gpu" COURSE_SKIP_SANITIZER=1 "$@" \
+    timeout "$seconds" tools/gpu-run.sh "$logs/$name" >"$logs/$name.txt" 2>&1
+  echo "== $name: exit $?" >>"$logs/$name.txt"
+}
+
+copy_tree /tmp/course-a
+copy_tree /tmp/course-b
+copy_tree /tmp/course-m
+start=$(date +%s)
+(cd /tmp/course-a && part tests 0 COURSE_SKIP_GRADE=1 COURSE_SKIP_FIXTURES=1 &&
+  part fixtures-01-06 0 COURSE_SKIP_TESTS=1 COURSE_SKIP_GRADE=1 COURSE_FIXTURE_CHAPTERS=01-measuring,02-transfers,03-zero-copy,04-coalescing,05-matmul,06-transpose) &
+(cd /tmp/course-b && part grade 1 COURSE_SKIP_TESTS=1 COURSE_SKIP_FIXTURES=1 &&
+  part fixtures-07-11 1 COURSE_SKIP_TESTS=1 COURSE_SKIP_GRADE=1 COURSE_FIXTURE_CHAPTERS=07-async-pipeline,08-execution-config,09-instructions,10-l2-persistence,11-deploy-multi-gpu) &
+(cd /tmp/course-m && python3 tools/mutate.py make-class /tmp/mutants --per-chapter "$per_chapter" --seed 1 >"$logs/mutants.txt" 2>&1 &&
+  timeout "$seconds" python3 tools/mutate.py run /tmp/mutants -o /tmp/mutants-graded --gpus 2,3 --timeouts 30,120 \
+    --time-limit 300 --markdown "$logs/mutation-report.md" >>"$logs/mutants.txt" 2>&1
+  echo "== mutants: exit $?" >>"$logs/mutants.txt"
+  cp /tmp/mutants-graded/class.csv /tmp/mutants-graded/mutation-report.json "$logs/" 2>/dev/null) &
+wait
+echo "== all parts: $(( $(date +%s) - start )) s"
+status=0
+for f in tests grade fixtures-01-06 fixtures-07-11 mutants; do
+  line=$(grep -E "^== $f: exit" "$logs/$f.txt" 2>/dev/null | tail -n 1)
+  echo "${line:-== $f: did not run}"
+  [ "$line" = "== $f: exit 0" ] || status=1
+done
+exit $status
