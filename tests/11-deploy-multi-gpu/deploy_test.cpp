@@ -171,7 +171,8 @@ TEST(ComputeOnDevicesCalls, InvalidDeviceIdIsAnError) {
   const struct {
     std::vector<int> devices;
     size_t n;
-  } calls[] = {{{0, 9999}, 100003}, {{9999, 0}, 100003}, {{-1}, 100003}, {{0, 0, -7}, 100003}, {{0, 9999}, 1}};
+  } calls[] = {{{0, 9999}, 100003}, {{9999, 0}, 100003}, {{-1}, 100003}, {{0, 0, -7}, 100003},
+               {{9999, 0}, 1}};  // n = 1: the part of 9999 (the first) is empty
   for (const auto& call : calls) {
     std::ostringstream list;
     for (int id : call.devices) list << (list.tellp() > 0 ? ", " : "") << id;
