@@ -220,6 +220,24 @@ def markdown_report(data):
     return "\n".join(lines) + "\n"
 
 
+def judge_commit():
+    """Which tests grade the mutants: tools/grade-class judges with the course's committed tree
+    (git HEAD), not the working tree. Says so, and warns when the working tree's tests, contracts or
+    build differ from it (a class graded on a copy whose .git is older than its files measures
+    the older tests: commit first, and check the commit printed here)."""
+    top = TOOLS.parent
+    head = subprocess.run(["git", "-C", str(top), "log", "-1", "--format=%h %s"], capture_output=True, text=True)
+    if head.returncode != 0:
+        return "the judge is this folder as it is (no git history)"
+    changed = subprocess.run(["git", "-C", str(top), "status", "--porcelain", "--", "tests", "chapters", "cmake",
+                              "CMakeLists.txt"], capture_output=True, text=True).stdout.strip()
+    note = f"the judge is the committed tree at {head.stdout.strip()}"
+    if changed:
+        note += ("; WARNING: the working tree's tests, contracts or build differ from it and are not what "
+                 "grades the mutants:\n" + changed)
+    return note
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -263,6 +281,8 @@ def main():
                    "--chapters", ",".join(chapters),
                    "--chapters-per-submission", str(mutants_dir / "chapters.txt"), *rest]
         print("mutate: " + " ".join(command), flush=True)
+        judge = judge_commit()
+        print(f"mutate: {judge}", flush=True)
         graded = subprocess.run(command)
         if graded.returncode not in (0, 1):
             return graded.returncode
