@@ -72,11 +72,14 @@ def check_gradescope_shape(results):
         if test.get("visibility", "visible") not in VISIBILITY:
             problems.append(f"test {test.get('name')}: visibility {test.get('visibility')!r}")
         if isinstance(test.get("score"), (int, float)) and isinstance(test.get("max_score"), (int, float)) \
-                and test["score"] > test["max_score"] and "stretch" not in test.get("tags", []):
+                and test["score"] > test["max_score"]:  # a stretch test's too: its max_score is its bonus
             problems.append(f"test {test.get('name')}: score above max_score")
     if isinstance(results.get("score"), (int, float)) and results.get("tests"):
         if abs(results["score"] - sum(t.get("score", 0) for t in results["tests"])) > 1e-9:
             problems.append("score is not the sum of the tests' scores")
+        # Gradescope shows the score against the sum of max_score: the total against its maximum.
+        if results["score"] > sum(t.get("max_score", 0) for t in results["tests"]) + 1e-9:
+            problems.append("score is above the sum of the tests' max_score")
     return problems
 
 

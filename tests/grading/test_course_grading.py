@@ -5,6 +5,11 @@ handling of submissions. No GPU, no build: run by the test workflow (label unit)
 
     python3 tests/grading/test_course_grading.py
 """
+import contextlib
+import csv
+import importlib.machinery
+import importlib.util
+import io
 import json
 import os
 import pathlib
@@ -301,7 +306,7 @@ class Points(unittest.TestCase):
         self.assertEqual(graded["06-transpose.TransposeTiledPerf.Hangs"]["max_score"], 3)
         self.assertEqual(graded["06-transpose.TransposeTiledPerf.Hangs"]["score"], 0)
         stretch = graded["06-transpose.TransposeTiledStretch.Optional"]
-        self.assertEqual((stretch["score"], stretch["max_score"]), (1, 0))  # bonus
+        self.assertEqual((stretch["score"], stretch["max_score"]), (1, 1))  # bonus, shown against its maximum
         skipped = graded["11-deploy-multi-gpu.PeerAccess.Copies"]
         self.assertEqual((skipped["score"], skipped["max_score"], skipped["outcome"]), (0, 0, "not graded"))
         self.assertTrue(skipped["output"].startswith("NOT GRADED: needs two GPUs"))
@@ -339,10 +344,155 @@ class Points(unittest.TestCase):
     def test_class_csv(self):
         with tempfile.TemporaryDirectory() as folder:
             path = pathlib.Path(folder) / "class.csv"
-            R.write_class_csv([{"student": "ada", "chapters": {"06-transpose": 3}, "total": 3, "max": 5, "status": ""}],
+            R.write_class_csv([{"student": "ada", "chapters": {"06-transpose": 3}, "required": 2, "required_max": 4,
+                                "stretch": 1, "stretch_max": 1, "total": 3, "max": 5, "status": ""},
+                               {"student": "bob", "chapters": {}, "required_max": 4, "stretch_max": 1, "max": 5,
+                                "status": "refused: a link"}],
                               ["06-transpose", "11-deploy-multi-gpu"], path)
             self.assertEqual(path.read_text().splitlines(),
-                             ["student,06-transpose,11-deploy-multi-gpu,total,max,status", "ada,3,,3,5,"])
+                             ["student,06-transpose,11-deploy-multi-gpu,required,required_max,stretch,stretch_max,"
+                              "total,max,status", "ada,3,,2,4,1,1,3,5,", "bob,,,,4,,1,,5,refused: a link"])
+            with open(path) as f:
+                rows = list(csv.DictReader(f))  # what the other tools read: the same columns by name
+            self.assertEqual((rows[0]["06-transpose"], rows[0]["total"], rows[0]["max"], rows[1]["status"]),
+                             ("3", "3", "5", "refused: a link"))
+
+
+def course_like(outcomes):
+    """A graded course like the real one: per chapter required tests of every kind and stretch tests,
+    each with the outcome outcomes(kind, stretch) gives."""
+    results = []
+    for chapter in ("06-transpose", "11-deploy-multi-gpu"):
+        results.append(R.TestResult(f"student.{chapter}.Build.Compiles", outcomes("build", False)))
+        results.append(R.TestResult(f"student.{chapter}.CodePolicy.CallsOnlyWhatTheCourseAllows", "passed"))
+        for i in range(3):
+            results.append(R.TestResult(f"student.{chapter}.Kernel.Works{i}", outcomes("correctness", False)))
+        results.append(R.TestResult(f"student.{chapter}.KernelTechnique.Tiles", outcomes("technique", False)))
+        results.append(R.TestResult(f"student.{chapter}.KernelPerf.Fast", outcomes("perf", False), labels=["perf"]))
+        results.append(R.TestResult(f"student.{chapter}.KernelStretch.Works", outcomes("correctness", True),
+                                    labels=["stretch"]))
+        results.append(R.TestResult(f"student.{chapter}.KernelStretchPerf.Fast", outcomes("perf", True),
+                                    labels=["perf", "stretch"]))
+    return results
+
+
+class Totals(unittest.TestCase):
+    """Every place a score is shown, it is shown against a maximum it cannot exceed: the required
+    points and theirs, the stretch bonus and its, the total and max = required_max + stretch_max."""
+    POINTS = dict(POINTS, stretch_bonus=2)
+    REQUIRED_MAX = 2 * (3 * 1 + 2 + 3)  # two chapters: three correctness tests, a technique and a perf test
+    STRETCH_MAX = 2 * 2 * 2  # two chapters, two stretch tests, a bonus of 2
+
+    def check_everywhere(self, graded, expected):
+        row = R.totals(graded)
+        self.assertEqual(row, expected)
+        self.assertLessEqual(row["total"], row["max"])
+        self.assertEqual(row["max"], row["required_max"] + row["stretch_max"])
+        chapters = R.chapter_totals(graded)
+        for key in R.TOTAL_KEYS:
+            self.assertEqual(sum(c[key] for c in chapters.values()), row[key], key)
+        for c in chapters.values():
+            self.assertLessEqual(c["total"], c["max"])
+            self.assertEqual(c["score"], c["total"])
+        results = R.gradescope_results(graded, ["a note"])
+        self.assertEqual(check_gradescope_shape(results), [])
+        self.assertEqual(results["score"], row["total"])
+        self.assertEqual(sum(t["max_score"] for t in results["tests"]), row["max"])  # what Gradescope shows it against
+        self.assertTrue(all(t["score"] <= t["max_score"] for t in results["tests"]))
+        self.assertEqual(results["extra_data"]["points"], row)
+        self.assertTrue(results["output"].startswith(R.points_line(row)))
+        self.assertEqual(R.totals(results["tests"]), row)  # results.json's tests say the same (tags: stretch)
+        report = R.markdown_report(graded, ["a note"])
+        self.assertIn(R.points_line(row), report)
+        self.assertIn(f"| **total** | **{row['required']}** | **{row['required_max']}** | **{row['stretch']}** | "
+                      f"**{row['stretch_max']}** | **{row['total']}** | **{row['max']}** |", report)
+        return row
+
+    def test_a_reference_with_every_stretch_test_passed_scores_the_maximum(self):
+        graded = R.score(course_like(lambda kind, stretch: "passed"), self.POINTS)
+        row = self.check_everywhere(graded, {"required": self.REQUIRED_MAX, "required_max": self.REQUIRED_MAX,
+                                             "stretch": self.STRETCH_MAX, "stretch_max": self.STRETCH_MAX,
+                                             "total": self.REQUIRED_MAX + self.STRETCH_MAX,
+                                             "max": self.REQUIRED_MAX + self.STRETCH_MAX})
+        self.assertEqual(row["total"], row["max"])
+
+    def test_a_starter_sums_right(self):
+        # The untouched starter: it builds and keeps the code policy, the correctness tests mostly
+        # fail, no technique, perf or stretch point.
+        graded = R.score(course_like(lambda kind, stretch: "passed" if kind == "build" else "failed"), self.POINTS)
+        graded[2]["outcome"], graded[2]["score"] = "passed", 1  # one correctness test a starter happens to pass
+        self.check_everywhere(graded, {"required": 1, "required_max": self.REQUIRED_MAX, "stretch": 0,
+                                       "stretch_max": self.STRETCH_MAX, "total": 1,
+                                       "max": self.REQUIRED_MAX + self.STRETCH_MAX})
+
+    def test_not_graded_and_void(self):
+        # Without a GPU: the GPU tests not graded carry neither points nor a maximum.
+        graded = R.score(course_like(lambda kind, stretch: "passed" if kind == "build" else "skipped"), self.POINTS)
+        self.check_everywhere(graded, dict.fromkeys(R.TOTAL_KEYS, 0))
+        # A breach voids the chapter's points, stretch bonus included, not its maxima.
+        results = course_like(lambda kind, stretch: "passed")
+        results[1] = R.TestResult(results[1].name, "failed")  # 06-transpose's code policy
+        graded = R.score(results, self.POINTS)
+        half = self.REQUIRED_MAX // 2, self.STRETCH_MAX // 2
+        self.check_everywhere(graded, {"required": half[0], "required_max": self.REQUIRED_MAX, "stretch": half[1],
+                                       "stretch_max": self.STRETCH_MAX, "total": sum(half),
+                                       "max": self.REQUIRED_MAX + self.STRETCH_MAX})
+
+    def test_class_files(self):
+        """grade-submission's files of each student, then grade-class's class.csv from them: the class's
+        maxima for every row (a chapter that did not build lists only its Build test), total <= max."""
+        tools = {}
+        for name in ("grade-submission", "grade-class"):
+            loader = importlib.machinery.SourceFileLoader(name.replace("-", "_"), str(COURSE / "tools" / name))
+            spec = importlib.util.spec_from_loader(loader.name, loader)
+            tools[name] = importlib.util.module_from_spec(spec)
+            loader.exec_module(tools[name])
+        everything = course_like(lambda kind, stretch: "passed")
+        did_not_build = [r for r in everything if r.chapter == "11-deploy-multi-gpu"] + [
+            R.TestResult("student.06-transpose.Build.Compiles", "failed")]
+        students = {"ref": everything, "starter": course_like(lambda kind, stretch: "failed"),
+                    "broken": did_not_build, "old": everything}
+        timing = {"build_seconds": 1, "test_seconds": 2, "total_seconds": 3}
+        with tempfile.TemporaryDirectory() as folder:
+            out = pathlib.Path(folder)
+            for student, results in students.items():
+                (out / student).mkdir()
+                report, row = tools["grade-submission"].write_reports(out / student, results, self.POINTS, [], timing)
+                self.assertLessEqual(row["total"], row["max"])
+                self.assertIn(R.points_line(row), report)
+            # A grading from before required and stretch were apart: a stretch test's max_score was 0.
+            old = json.loads((out / "old" / "results.json").read_text())
+            for t in old["tests"]:
+                t["max_score"] = 0 if "stretch" in t["tags"] else t["max_score"]
+            (out / "old" / "results.json").write_text(json.dumps(old))
+            timing_json = json.loads((out / "old" / "timing.json").read_text())
+            (out / "old" / "timing.json").write_text(json.dumps({k: v for k, v in timing_json.items()
+                                                                 if k not in R.TOTAL_KEYS or k in ("total", "max")}))
+            (out / "refused").mkdir()
+            (out / "refused" / "refused.txt").write_text("refused: a symbolic link\n")
+            (out / "class.json").write_text(json.dumps({"students": [*students, "refused"],
+                                                        "chapters": ["06-transpose", "11-deploy-multi-gpu"]}))
+            with contextlib.redirect_stdout(io.StringIO()):
+                tools["grade-class"].collect(out)
+            with open(out / "class.csv") as f:
+                rows = {row["student"]: row for row in csv.DictReader(f)}
+        whole = {"required_max": str(self.REQUIRED_MAX), "stretch_max": str(self.STRETCH_MAX),
+                 "max": str(self.REQUIRED_MAX + self.STRETCH_MAX)}
+        bonus = self.POINTS["stretch_bonus"]
+        for student, required, stretch, status in (("ref", self.REQUIRED_MAX, self.STRETCH_MAX, ""),
+                                                   ("starter", 0, 0, ""),
+                                                   ("broken", self.REQUIRED_MAX // 2, self.STRETCH_MAX // 2, ""),
+                                                   ("old", self.REQUIRED_MAX, 2 * 2 * bonus, ""),
+                                                   ("refused", "", "", "refused: a symbolic link")):
+            total = required + stretch if status == "" else ""
+            self.assertEqual({k: rows[student][k] for k in (*R.TOTAL_KEYS, "status")},
+                             {**whole, "required": str(required), "stretch": str(stretch), "total": str(total),
+                              "status": status}, student)
+            if total != "":
+                self.assertLessEqual(int(rows[student]["total"]), int(rows[student]["max"]))
+        self.assertEqual(rows["ref"]["total"], rows["ref"]["max"])
+        self.assertEqual(rows["ref"]["06-transpose"], str((self.REQUIRED_MAX + self.STRETCH_MAX) // 2))
+        self.assertEqual(rows["broken"]["06-transpose"], "0")
 
 
 class Submissions(unittest.TestCase):

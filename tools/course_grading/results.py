@@ -457,8 +457,11 @@ def breach(result):
 
 
 def score(results, points):
-    """Points for the student tests of the chapters that count (grading/points.json). A breach
-    (see breach) voids its chapter when rule_failure_voids_chapter is true."""
+    """Points for the student tests of the chapters that count (grading/points.json): one entry per
+    test with its score and max_score (Gradescope's). A stretch test's max_score is the stretch
+    bonus, so that a score is never above its maximum: the maxima add up to the required points
+    plus the stretch bonus (see totals). A test not graded (skipped) has neither. A breach (see
+    breach) voids its chapter when rule_failure_voids_chapter is true."""
     default = points.get("default", {})
     chapters = points.get("chapters", {})
     bonus = points.get("stretch_bonus", 0)
@@ -478,7 +481,7 @@ def score(results, points):
             entry.update(score=0, max_score=0, output="NOT GRADED: " + r.reason)
         else:
             passed = r.outcome == "passed"
-            entry.update(score=value if passed else 0, max_score=0 if r.stretch else value)
+            entry.update(score=value if passed else 0, max_score=value)
             text = perf_line(r.output)
             text = (text + "\n") if text else ""
             if not passed:
@@ -493,21 +496,55 @@ def score(results, points):
     return graded
 
 
-def chapter_totals(graded):
-    totals = {}
+TOTAL_KEYS = ("required", "required_max", "stretch", "stretch_max", "total", "max")
+
+
+def totals(graded):
+    """{required, required_max, stretch, stretch_max, total, max} of graded tests (score's entries,
+    or results.json's tests, whose tags say "stretch"): the required points and their maximum, the
+    stretch bonus and its maximum, and the total with its maximum (required + stretch), so that
+    total <= max."""
+    row = dict.fromkeys(TOTAL_KEYS, 0)
     for t in graded:
-        row = totals.setdefault(t["chapter"], {"score": 0, "max": 0, "passed": 0, "failed": 0, "not graded": 0})
-        row["score"] += t["score"]
-        row["max"] += t["max_score"]
-        row[t["outcome"]] += 1
-    return totals
+        part = "stretch" if t.get("stretch", "stretch" in t.get("tags", [])) else "required"
+        row[part] += t["score"]
+        row[part + "_max"] += t["max_score"]
+    row["total"] = row["required"] + row["stretch"]
+    row["max"] = row["required_max"] + row["stretch_max"]
+    return row
+
+
+def chapter_totals(graded):
+    """{chapter: totals (see totals) with score (= total), passed, failed and not graded}."""
+    chapters = {}
+    for t in graded:
+        chapters.setdefault(t["chapter"], []).append(t)
+    out = {}
+    for chapter, tests in chapters.items():
+        row = totals(tests)
+        row["score"] = row["total"]
+        for outcome in ("passed", "failed", "not graded"):
+            row[outcome] = sum(t.get("outcome") == outcome for t in tests)
+        out[chapter] = row
+    return out
+
+
+def points_line(row):
+    """One line of a submission's or a class row's points (see totals)."""
+    return (f"Points: {row['total']} of {row['max']}: required {row['required']} of {row['required_max']}, "
+            f"stretch bonus {row['stretch']} of {row['stretch_max']} (stretch tests are optional)")
 
 
 def gradescope_results(graded, notes):
-    """Gradescope's autograder results (https://gradescope-autograders.readthedocs.io, 'Output format')."""
+    """Gradescope's autograder results (https://gradescope-autograders.readthedocs.io, 'Output format').
+    Gradescope shows the score against the sum of the tests' max_score: the required points and
+    the stretch bonus (a stretch test's max_score is its bonus); the output's first line and
+    extra_data say both apart."""
+    row = totals(graded)
     return {
-        "score": sum(t["score"] for t in graded),
-        "output": "\n".join(notes),
+        "score": row["total"],
+        "output": "\n".join([points_line(row), *notes]),
+        "extra_data": {"points": row},
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": [{"name": t["name"], "score": t["score"], "max_score": t["max_score"],
@@ -519,15 +556,17 @@ def gradescope_results(graded, notes):
 
 
 def markdown_report(graded, notes):
-    total = sum(t["score"] for t in graded)
-    maximum = sum(t["max_score"] for t in graded)
-    md = ["# Grade", "", *notes, "", "| chapter | score | of | passed | failed | not graded |",
-          "| --- | ---: | ---: | ---: | ---: | ---: |"]
-    for chapter, row in sorted(chapter_totals(graded).items()):
-        md.append(f"| {chapter} | {row['score']} | {row['max']} | {row['passed']} | {row['failed']} | "
-                  f"{row['not graded']} |")
-    md.append(f"| **total** | **{total}** | **{maximum}** | | | |")
-    failures = [f"- `{t['name']}`: " + " / ".join(line for line in t["output"].splitlines()[:3] if line)
+    row = totals(graded)
+    md = ["# Grade", "", points_line(row) + ".", "", *notes, "",
+          "| chapter | required | of | stretch | of | total | of | passed | failed | not graded |",
+          "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for chapter, c in sorted(chapter_totals(graded).items()):
+        md.append(f"| {chapter} | {c['required']} | {c['required_max']} | {c['stretch']} | {c['stretch_max']} | "
+                  f"{c['total']} | {c['max']} | {c['passed']} | {c['failed']} | {c['not graded']} |")
+    md.append(f"| **total** | **{row['required']}** | **{row['required_max']}** | **{row['stretch']}** | "
+              f"**{row['stretch_max']}** | **{row['total']}** | **{row['max']}** | | | |")
+    failures = [f"- `{t['name']}`{' (stretch, optional)' if t['stretch'] else ''}: "
+                + " / ".join(line for line in t["output"].splitlines()[:3] if line)
                 for t in graded if t["outcome"] == "failed"]
     return "\n".join([*md, "", "## Failed tests", "", *(failures or ["none"])]) + "\n"
 
@@ -550,10 +589,13 @@ def write_junit(results, path):
 
 def write_class_csv(rows, chapters, path):
     """class.csv: one row per student (scores only, so that two gradings of one class compare
-    equal), one column per chapter, the total and the most a student could score."""
+    equal), one column per chapter (its points, stretch bonus included), then the required points
+    and their maximum, the stretch bonus and its maximum, the total and its maximum (required_max +
+    stretch_max: total <= max), and a status when the submission was not graded. A row is
+    {"student", "chapters": {chapter: points}, the keys of TOTAL_KEYS, "status"}."""
     with open(path, "w", newline="") as out:
         writer = csv.writer(out)
-        writer.writerow(["student", *chapters, "total", "max", "status"])
+        writer.writerow(["student", *chapters, *TOTAL_KEYS, "status"])
         for row in rows:
-            writer.writerow([row["student"], *[row["chapters"].get(c, "") for c in chapters], row.get("total", ""),
-                             row.get("max", ""), row.get("status", "")])
+            writer.writerow([row["student"], *[row["chapters"].get(c, "") for c in chapters],
+                             *[row.get(key, "") for key in TOTAL_KEYS], row.get("status", "")])
