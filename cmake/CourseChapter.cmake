@@ -144,9 +144,12 @@ endfunction()
 # Links a chapter's test program: the judge first (the tests, their main, the support library,
 # GoogleTest), the exercise library last, so that the judge's copies of inline functions and
 # template instances are the ones every caller gets, and a submission's definition of a judge
-# function clashes instead of replacing it.
+# function clashes instead of replacing it. Full RELRO: every library function is bound when the
+# program starts and the GOT is read-only before main, so that no code of a submission can
+# redirect the judge's calls (e.g. cudaEventElapsedTime) through it (tools/check-relro.py).
 function(course_link_test_program exe tests_obj exercise_library)
   target_link_libraries(${exe} PRIVATE ${tests_obj} course_gtest_main course_support GTest::gtest ${exercise_library})
+  target_link_options(${exe} PRIVATE "LINKER:-z,relro,-z,now")
   course_cache_sass(${exe})
 endfunction()
 

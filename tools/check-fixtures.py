@@ -73,9 +73,10 @@ def first_problem_line(output):
         line = line.strip()
         if any(key in line for key in ("Tampered", "not on the course's list", "process control", "the environment",
                                        "another GPU library", " defines ", "when the program starts", "data, not code",
-                                       "did not compile", "wrote ", "timed call", "outside the stream",
-                                       "more than this GPU", "% is needed", "bytes of shared memory",
-                                       "no LDGSTS", "library kernels", "only the CUDA runtime", "copy read",
+                                       "when the program ends", "did not compile", "wrote ", "timed call",
+                                       "outside the stream", "more than this GPU", "% is needed",
+                                       "bytes of shared memory", "no LDGSTS", "library kernels", "only the CUDA runtime",
+                                       "copy read",
                                        "another stream", "should be exactly", "should carry", "without cudaMemcpy",
                                        "differ", "not page-locked", "expected one", "each thread should")):
             return line[:160]

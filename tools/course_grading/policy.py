@@ -15,6 +15,15 @@ before any of it runs. Three rules, each a ctest test of every chapter
                                       nvcc's registration, indirect-function resolvers), and the
                                       host code holds no system-call instruction
 
+Start-up code is judged by all it can reach: every entry of .preinit_array, .init_array, .ctors,
+.fini_array and .dtors (only .init_array may hold any: nvcc's registration, policy `initialiser`,
+and start-up code that uses no more than the C++ library's own, `initialiser-may-use`), every
+indirect function (STT_GNU_IFUNC, IRELATIVE), and the relocations of the whole section of each
+start-up function and, transitively, of every section those reach: a call within one section
+needs no relocation, so a helper beside a constructor (section ".text.startup") is read too.
+(The test programs are linked with full RELRO, tools/check-relro.py: the GOT that the judge's
+library calls go through is read-only before main.)
+
     policy.py --rule RULE --library LIB.a [--given MEMBER.o ...] [--status-dir DIR]
               [--judge FILE ...] [--shared-library FILE ...] [--policy grading/code-policy.txt]
 
@@ -248,70 +257,117 @@ def _structor_variants(name):
     return variants - {name}
 
 
+# The arrays of functions that run before main or after it: (name, ELF type, when, how code gets
+# there besides a function pointer put in it by hand). Only .init_array holds entries of the
+# course's own (nvcc's registration, the C++ library's start-up code), judged by what they can reach.
+_STARTUP_ARRAYS = [(".init_array", E.SHT_INIT_ARRAY, "starts", "a global object with a constructor, "
+                                                              "__attribute__((constructor)), or "),
+                   (".preinit_array", E.SHT_PREINIT_ARRAY, "starts, before any constructor", ""),
+                   (".ctors", None, "starts", ""), (".dtors", None, "ends", ""),
+                   (".fini_array", E.SHT_FINI_ARRAY, "ends", "__attribute__((destructor)), or ")]
+_IRELATIVE = {E.EM_X86_64: 37, E.EM_AARCH64: 1032}
+
+
 def check_startup(objects, policy):
+    """What runs before main or after it: every entry of the start-up and exit arrays, every
+    indirect function's resolver, and all the code those can reach (see _reached_uses)."""
     found = []
     for obj in objects:
         for section in obj.sections:
             name = section.name
-            if section.type in (E.SHT_FINI_ARRAY, E.SHT_PREINIT_ARRAY) or name in (".init", ".fini") or \
-                    name.startswith((".fini_array", ".preinit_array", ".ctors", ".dtors")):
+            array = next((a for a in _STARTUP_ARRAYS if section.type == a[1] or name.startswith(a[0])), None)
+            if array is not None and array[0] == ".init_array":
+                found += [(obj, name, message) for message in _startup_entries(obj, section, policy, array[3])]
+            elif array is not None:
+                entries = ", ".join(_entry_names(obj, section)) or "code"
+                found.append((obj, name, f"has a {name} section: {entries} runs when the program {array[2]} "
+                                         f"({array[3]}a function pointer put in {name})"))
+            elif name in (".init", ".fini"):
                 found.append((obj, name, f"has a {name} section: code of its own that runs when the program "
-                                         f"starts or ends (a global object with a destructor? __attribute__"
-                                         f"((destructor))?)"))
-            elif section.type == E.SHT_INIT_ARRAY or name.startswith(".init_array"):
-                found += [(obj, name, message) for message in _startup_entries(obj, section, policy)]
+                                         f"starts or ends"))
             if section.executable:
                 found += [(obj, name, message) for message in _system_calls(obj, section)]
         for symbol in obj.symbols:
             if symbol.defined and symbol.type == E.STT_GNU_IFUNC:
-                found.append((obj, symbol.name, f"defines {{{symbol.name}}} as an indirect function: its resolver "
-                                                f"runs when the program starts"))
+                resolver = next((s for s in obj.functions_in(symbol.shndx)
+                                 if s.value == symbol.value and s.type == E.STT_FUNC), None)
+                by = f" {{{resolver.name}}}" if resolver else ""
+                found.append((obj, symbol.name, f"defines {{{symbol.name}}} as an indirect function "
+                                                f"(__attribute__((ifunc))): its resolver{by} runs when the "
+                                                f"program starts"))
+        if any(r.type == _IRELATIVE.get(obj.machine) for rs in obj.relocations.values() for r in rs):
+            found.append((obj, "IRELATIVE", "has an IRELATIVE relocation: an indirect function's resolver "
+                                            "runs when the program starts"))
     return found
 
 
-def _startup_entries(obj, section, policy):
+def _entry_target(obj, relocation):
+    """(function, offset in its section) an array entry points at; function None if not one's start."""
+    symbol = relocation.symbol
+    offset = relocation.addend + (0 if symbol.type == E.STT_SECTION else symbol.value)
+    function = obj.function_at(symbol.shndx, offset) if symbol.defined else None
+    return (function if function is not None and function.value == offset else None), offset
+
+
+def _entry_names(obj, section):
+    names = []
+    for r in obj.relocations.get(section.index, []):
+        function, _ = _entry_target(obj, r)
+        names.append(f"{{{function.name if function else r.symbol.name}}}")
+    return names
+
+
+def _startup_entries(obj, section, policy, how):
     relocations = obj.relocations.get(section.index, [])
     if len(relocations) < section.size // 8:
         yield f"has {section.size // 8} start-up entries in {section.name}, some with a fixed address"
     for r in relocations:
-        symbol = r.symbol
-        offset = r.addend + (0 if symbol.type == E.STT_SECTION else symbol.value)
-        function = obj.function_at(symbol.shndx, offset) if symbol.defined else None
-        if function is None or function.value != offset:
-            target = obj.section(symbol.shndx)
-            yield f"runs code at {target.name if target else symbol.name}+{offset:#x} when the program starts"
+        function, offset = _entry_target(obj, r)
+        if function is None:
+            target = obj.section(r.symbol.shndx) if r.symbol.defined else None
+            yield f"runs code at {target.name if target else r.symbol.name}+{offset:#x} when the program starts"
             continue
         if policy.matches("initialiser", function.name):
             continue
-        problem = _foreign_reference(obj, function, policy)
+        problem = _reached_uses(obj, function, policy)
         if problem:
             what = "the constructors of its global objects" if function.name.startswith("_GLOBAL__sub_I_") \
-                else f"{{{function.name}}}"
-            yield (f"runs {what} when the program starts, which use {problem}: a global object with a constructor, "
-                   f"or __attribute__((constructor)). Code of a submission runs only inside the contract's calls")
+                else f"{{{function.name}}} (an entry of {section.name})"
+            yield (f"runs {what} when the program starts; that code, or code it can reach, uses {problem} "
+                   f"({how}a function pointer put in {section.name}). Code of a submission runs only inside "
+                   f"the contract's calls")
 
 
-def _foreign_reference(obj, function, policy):
-    """What a start-up function refers to besides what the C++ library's own start-up code may use
-    (policy `initialiser-may-use`) and zero-initialised data: the named functions and objects
-    first, then data (", "-joined, at most three), or None if nothing."""
-    if function.size == 0:
-        return function.name
-    end = function.value + function.size
-    named, data = [], []
-    for r in obj.relocations.get(function.shndx, []):
-        if not function.value <= r.offset < end:
-            continue
-        symbol = r.symbol
-        target = obj.section(symbol.shndx) if symbol.defined else None
-        if symbol.defined and symbol.local and target is not None and target.type == E.SHT_NOBITS:
-            continue
-        if not symbol.defined and policy.matches("initialiser-may-use", symbol.name):
-            continue
-        if symbol.type == E.STT_SECTION or symbol.name.startswith(".L"):
-            data.append(f"data in {target.name if target else symbol.name}")
-        elif symbol.name not in named:
-            named.append("{" + symbol.name + "}")
+def _reached_uses(obj, function, policy):
+    """What a start-up function, the rest of its section and every section their relocations reach
+    (transitively) refer to besides what the C++ library's own start-up code may use (policy
+    `initialiser-may-use`) and zero-initialised data of the file: named symbols first, the
+    function's own first of all, then data (", "-joined, at most three), or None if nothing. A
+    whole section is read, not one function's range: a call within a section needs no relocation.
+    nvcc's registration (policy `initialiser`) is left out: the imports rule says what it may call."""
+    trusted = [(f.shndx, f.value, f.value + f.size) for f in obj.symbols
+               if f.defined and f.type == E.STT_FUNC and policy.matches("initialiser", f.name)]
+    queue, reached, named, data = [function.shndx], [function.shndx], [], []
+    while queue:
+        index = queue.pop(0)
+        own = range(function.value, function.value + function.size) if index == function.shndx else range(0)
+        for r in sorted(obj.relocations.get(index, []), key=lambda r: r.offset not in own):
+            if any(shndx == index and low <= r.offset < high for shndx, low, high in trusted):
+                continue
+            symbol = r.symbol
+            target = obj.section(symbol.shndx) if symbol.defined else None
+            if target is not None and target.index not in reached and target.type != E.SHT_NOBITS:
+                reached.append(target.index)
+                queue.append(target.index)
+            if symbol.defined and symbol.local and target is not None and target.type == E.SHT_NOBITS:
+                continue
+            if not symbol.defined and policy.matches("initialiser-may-use", symbol.name):
+                continue
+            if symbol.type == E.STT_SECTION or symbol.name.startswith(".L"):
+                data.append(f"{'code' if target is not None and target.executable else 'data'} in "
+                            f"{target.name if target else symbol.name}")
+            elif "{" + symbol.name + "}" not in named:
+                named.append("{" + symbol.name + "}")
     found = named + sorted(set(data))
     return ", ".join(found[:3]) if found else None
 
