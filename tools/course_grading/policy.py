@@ -330,6 +330,15 @@ def _startup_entries(obj, section, policy, how):
         if policy.matches("initialiser", function.name):
             continue
         problem = _reached_uses(obj, function, policy)
+        if not problem and obj.machine == E.EM_X86_64:
+            odd = _startup_code_beyond_the_library(obj, function)
+            if odd:
+                what = "the constructors of its global objects" if function.name.startswith("_GLOBAL__sub_I_") \
+                    else f"{{{function.name}}} (an entry of {section.name})"
+                yield (f"runs {what} when the program starts; that code does more than set up the C++ "
+                       f"library's <iostream> object (std::ios_base::Init): {odd} ({how}a function pointer "
+                       f"put in {section.name}). Code of a submission runs only inside the contract's calls")
+                continue
         if problem:
             what = "the constructors of its global objects" if function.name.startswith("_GLOBAL__sub_I_") \
                 else f"{{{function.name}}} (an entry of {section.name})"
@@ -370,6 +379,75 @@ def _reached_uses(obj, function, policy):
                 named.append("{" + symbol.name + "}")
     found = named + sorted(set(data))
     return ", ".join(found[:3]) if found else None
+
+
+# The instructions that the C++ library's own start-up code is made of (GCC's constructor of
+# <iostream>'s std::ios_base::Init object, optimised or not): references to a symbol go through a
+# relocation, which _reached_uses judges; a relocation-free start-up function (a computed call, a
+# store through a pointer, a loop) is not one of the library's, whatever it refers to.
+_X86_FIXED = [bytes.fromhex(h) for h in (
+    "f30f1efa", "53", "5b", "55", "5d", "c9", "c3", "90", "6690", "4889e5", "4889df", "4889de", "4889c7",
+    "4889c2", "4889c6", "0f1f00", "0f1f4000", "0f1f440000", "660f1f440000", "0f1f8000000000",
+    "0f1f840000000000", "660f1f840000000000", "662e0f1f840000000000")]
+
+
+def _startup_code_beyond_the_library(obj, function):
+    """Where a start-up function, or a function of its file that it calls without a relocation,
+    holds an instruction other than those of the C++ library's start-up code (x86-64), or None."""
+    section = obj.section(function.shndx)
+    relocated = {r.offset for r in obj.relocations.get(function.shndx, [])}
+    data = section.data
+    queue, seen = [function], set()
+    while queue:
+        current = queue.pop(0)
+        if current.value in seen:
+            continue
+        seen.add(current.value)
+        low, high = current.value, current.value + (current.size or len(data) - current.value)
+        at, last = low, None
+        while at < high:
+            here = at
+            while data[at:at + 1] == b"\x66" and data[at:at + 2] != b"\x66\x90" \
+                    and not data[at:at + 3] == b"\x66\x0f\x1f" and not data[at:at + 3] == b"\x66\x2e\x0f":
+                at += 1  # data16 prefixes of a padding nop
+            fixed = next((f for f in _X86_FIXED if data.startswith(f, at)), None)
+            op = data[at:at + 3]
+            if fixed is not None:
+                last, at = fixed, at + len(fixed)
+            elif len(op) == 3 and op[0] in (0x48, 0x4C) and op[1] in (0x8D, 0x8B) and op[2] & 0xC7 == 0x05 \
+                    and at + 3 in relocated:
+                last, at = b"lea", at + 7  # lea/mov SYMBOL(%rip), %reg
+            elif op[:1] in (b"\xe8", b"\xe9"):
+                if at + 1 not in relocated:
+                    target = at + 5 + int.from_bytes(data[at + 1:at + 5], "little", signed=True)
+                    callee = obj.function_at(function.shndx, target)
+                    if callee is not None and callee.value == target:
+                        queue.append(callee)
+                    elif not (op[0] == 0xE9 and low <= target < high):
+                        return f"a call to {section.name}+{target:#x}, which is no function's start"
+                last, at = (b"ret" if op[0] == 0xE9 else b"call"), at + 5
+            elif op[:2] == b"\x48\x83" and op[2] in (0xEC, 0xC4):
+                last, at = b"rsp", at + 4  # sub/add $imm8, %rsp
+            elif op[:1] in (b"\xbe", b"\xbf"):
+                last, at = b"imm", at + 5  # mov $imm32, %esi/%edi
+            elif op[:1] == b"\x89" and op[1:2] in (b"\x7d", b"\x75"):
+                last, at = b"frame", at + 3  # mov %edi/%esi, disp8(%rbp)
+            elif op[:2] == b"\x83\x7d":
+                last, at = b"cmp", at + 4  # cmpl $imm8, disp8(%rbp)
+            elif op[:2] == b"\x81\x7d":
+                last, at = b"cmp", at + 7  # cmpl $imm32, disp8(%rbp)
+            elif op[:1] in (b"\x74", b"\x75") and len(op) >= 2:
+                target = at + 2 + int.from_bytes(op[1:2], "little", signed=True)
+                if not low <= target < high:
+                    return f"a jump out of {{{current.name}}}"
+                last, at = b"jcc", at + 2
+            else:
+                return f"{{{current.name}}}+{here - low:#x} holds {data[here:here + 8].hex(' ')}"
+            if last in (b"\xc3", b"ret") and current.size == 0:
+                break
+        if last not in (b"\xc3", b"ret") and not (last is not None and last[:1] in (b"\x90", b"\x0f", b"\x66")):
+            return f"{{{current.name}}} does not end in a return"
+    return None
 
 
 def _system_calls(obj, section):
