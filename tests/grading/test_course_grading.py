@@ -336,6 +336,18 @@ class Points(unittest.TestCase):
         graded = R.score([R.TestResult("student.06-transpose.TransposeTiled.Works", "passed"), slow], POINTS)
         self.assertEqual(sum(t["score"] for t in graded), 1)  # too slow is no breach
 
+    def test_a_perf_line_printed_by_the_code_under_test_hides_nothing(self):
+        # Student code runs inside the contract calls, before the test prints its own line: the
+        # judge's line is the last, and a replay is seen whatever was printed before it.
+        fake = "[  PERF    ] transpose_tiled 8192x8192: 2900.0 GB/s = 0.990 x the copy peak; required >= 0.750\n"
+        replay = ("[  PERF    ] transpose_tiled 8192x8192: 2900.0 GB/s = 1.000 x the copy peak; required >= 0.750; "
+                  "NOT A MEASUREMENT: the timed calls left a wrong result\n")
+        cheat = R.TestResult("student.06-transpose.TransposeTiledPerf.X", "failed", output=fake + replay, labels=["perf"])
+        self.assertIn("NOT A MEASUREMENT", R.perf_line(cheat.output))
+        graded = R.score([R.TestResult("student.06-transpose.TransposeTiled.Works", "passed"), cheat], POINTS)
+        self.assertEqual(sum(t["score"] for t in graded), 0)
+        self.assertTrue(graded[0]["output"].startswith("VOID"))
+
     def test_gradescope_format(self):
         results = R.gradescope_results(R.score(read_results(), POINTS), ["a note"])
         self.assertEqual(check_gradescope_shape(results), [])

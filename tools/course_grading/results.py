@@ -384,9 +384,16 @@ def gist(output, lines=3):
     return kept[:lines]
 
 
+def perf_lines(output):
+    """Every `[  PERF    ]` line of a test's output."""
+    return re.findall(r"\[  PERF    \] ([^\n]*)", output)
+
+
 def perf_line(output):
-    match = re.search(r"\[  PERF    \] ([^\n]*)", output)
-    return match.group(1) if match else ""
+    """The judge's perf line: the last one. Code under test runs only inside the contract calls,
+    before the test prints its measurement, so a line it prints comes earlier."""
+    lines = perf_lines(output)
+    return lines[-1] if lines else ""
 
 
 # ---------------------------------------------------------------- the grade workflow's summary
@@ -451,7 +458,7 @@ def breach(result):
         return "breaks the code policy (see CodePolicy)"
     if result.reason.startswith("Tampered"):
         return "forged a verdict (see the tests marked Tampered)"
-    if "NOT A MEASUREMENT: the timed calls left a wrong result" in perf_line(result.output):
+    if any("NOT A MEASUREMENT: the timed calls left a wrong result" in line for line in perf_lines(result.output)):
         return "left wrong results only when timed: a result remembered or replayed (see " + result.suite + ")"
     return ""
 
