@@ -359,15 +359,81 @@ class Points(unittest.TestCase):
             R.write_class_csv([{"student": "ada", "chapters": {"06-transpose": 3}, "required": 2, "required_max": 4,
                                 "stretch": 1, "stretch_max": 1, "total": 3, "max": 5, "status": ""},
                                {"student": "bob", "chapters": {}, "required_max": 4, "stretch_max": 1, "max": 5,
-                                "status": "refused: a link"}],
+                                "status": "refused: a link"},
+                               {"student": "cy", "chapters": {"06-transpose": 0}, "required": 0, "required_max": 4,
+                                "stretch": 0, "stretch_max": 1, "total": 0, "max": 5, "status": "",
+                                "faults": {"timeout": 2, "crash": 1}}],
                               ["06-transpose", "11-deploy-multi-gpu"], path)
             self.assertEqual(path.read_text().splitlines(),
                              ["student,06-transpose,11-deploy-multi-gpu,required,required_max,stretch,stretch_max,"
-                              "total,max,status", "ada,3,,2,4,1,1,3,5,", "bob,,,,4,,1,,5,refused: a link"])
+                              "total,max,status,faults", "ada,3,,2,4,1,1,3,5,,", "bob,,,,4,,1,,5,refused: a link,",
+                              "cy,0,,0,4,0,1,0,5,,timeout x2; crash x1"])
             with open(path) as f:
                 rows = list(csv.DictReader(f))  # what the other tools read: the same columns by name
             self.assertEqual((rows[0]["06-transpose"], rows[0]["total"], rows[0]["max"], rows[1]["status"]),
                              ("3", "3", "5", "refused: a link"))
+            self.assertEqual([r["faults"] for r in rows], ["", "", "timeout x2; crash x1"])
+
+
+class Faults(unittest.TestCase):
+    """What a submission did wrong at run time, beyond pass and fail: in report.md, results.json
+    (its output and extra_data.faults) and class.csv."""
+    ILLEGAL = ("[ RUN      ] TransposeTiled.MatchesCpuTranspose\n"
+               "unknown file: Failure\nC++ exception with description \"launching transpose (while running) failed at "
+               "transpose.cu:40: cudaErrorIllegalAddress: an illegal memory access was encountered\" thrown\n"
+               "[  FAILED  ] TransposeTiled.MatchesCpuTranspose (12 ms)\n")
+
+    def results(self):
+        t = "student.06-transpose.TransposeTiled."
+        return [
+            R.TestResult(t + "A", "failed", reason=R._failure_reason(t + "A", "Timeout", "", 20, 20), timeout=20),
+            R.TestResult(t + "B", "failed", reason=R._failure_reason(t + "B", "", "", 21, 20), timeout=20),
+            R.TestResult(t + "C", "failed", output="[ RUN      ] TransposeTiled.C\n",
+                         reason=R._failure_reason(t + "C", "SEGFAULT", "[ RUN      ] TransposeTiled.C\n", 1, 20)),
+            R.TestResult(t + "MatchesCpuTranspose", "failed", output=self.ILLEGAL,
+                         reason=R._failure_reason(t + "MatchesCpuTranspose", "Failed", self.ILLEGAL, 1, 20)),
+            R.TestResult(t + "D", "failed", reason=R.agree("passed", "", "", ("missing", ""))[1]),
+            R.TestResult(t + "E", "failed", output="Expected equality\n  Which is: 3\n", reason="Failed"),
+            R.TestResult(t + "F", "passed", output="returned cudaErrorInvalidDevice: fine, expected\n"),
+            R.TestResult(t + "G", "skipped", reason="no CUDA device"),
+        ]
+
+    def test_counts_by_kind(self):
+        self.assertEqual(R.faults(self.results()),
+                         {"timeout": 2, "crash": 1, "tampered": 1, "cudaErrorIllegalAddress": 1})
+        self.assertEqual(list(R.faults(self.results())), ["timeout", "crash", "tampered", "cudaErrorIllegalAddress"])
+        self.assertEqual(R.faults([]), {})
+        aborted = R.TestResult("student.x.S.C", "failed", reason=R._failure_reason("student.x.S.C", "Subprocess aborted",
+                                                                                    "", 1, 20))
+        self.assertEqual(R.faults([aborted]), {"crash": 1})
+        # A name the test only mentions is no fault; compute-sanitizer's finding is.
+        mention = R.TestResult("student.x.S.C", "failed", output="expected cudaErrorInvalidDevice, got 0\n", reason="Failed")
+        sanitizer = R.TestResult("student.x.S.C", "failed", reason="Failed",
+                                 output="========= Program hit cudaErrorMemoryAllocation (error 2) due to \"out of memory\"\n")
+        self.assertEqual(R.faults([mention, sanitizer]), {"cudaErrorMemoryAllocation": 1})
+        did_not_start = R.TestResult("student.x.Build.ListsItsTests", "failed",
+                                     reason=R._failure_reason("student.x.Build.ListsItsTests", "Failed", "", 1, 20))
+        self.assertEqual(R.faults([did_not_start]), {"did not start": 1})
+
+    def test_lines_and_columns(self):
+        counts = R.faults(self.results())
+        line = "Faults: 2 tests past their time limit, 1 crashed, 1 Tampered, 1 cudaErrorIllegalAddress"
+        self.assertEqual(R.faults_line(counts), line)
+        self.assertEqual(R.faults_line({"timeout": 1}), "Faults: 1 test past its time limit")
+        self.assertEqual(R.faults_line({}), "Faults: none")
+        self.assertEqual(R.faults_text(counts), "timeout x2; crash x1; tampered x1; cudaErrorIllegalAddress x1")
+        self.assertEqual(R.faults_text({}), "")
+        graded = R.score(self.results(), POINTS)
+        report = R.markdown_report(graded, ["a note"], counts)
+        lines = report.splitlines()
+        self.assertEqual(lines[lines.index(R.points_line(R.totals(graded)) + ".") + 1], line + ".")  # after Points
+        results = R.gradescope_results(graded, ["a note"], counts)
+        self.assertEqual(check_gradescope_shape(results), [])
+        self.assertEqual(results["output"].splitlines()[:3], [R.points_line(R.totals(graded)), line, "a note"])
+        self.assertEqual(results["extra_data"]["faults"], counts)
+        self.assertEqual(json.loads(json.dumps(results))["extra_data"]["faults"], counts)
+        self.assertIn("Faults: none.", R.markdown_report(graded, [], {}))
+        self.assertIn("Faults: none", R.gradescope_results(graded, [], {})["output"])
 
 
 def course_like(outcomes):

@@ -542,16 +542,80 @@ def points_line(row):
             f"stretch bonus {row['stretch']} of {row['stretch_max']} (stretch tests are optional)")
 
 
-def gradescope_results(graded, notes):
+# ---------------------------------------------------------------- faults (what went wrong at run time)
+
+# A CUDA error as the course's checks name it ("<call> failed at f.cu:12: cudaErrorIllegalAddress: an
+# illegal memory access ...", tests/support/src/cuda_check.cpp), a test's "returned cudaErrorX: ..."
+# or compute-sanitizer's "Program hit cudaErrorX (error N)"; not a name a test only mentions.
+_CUDA_ERROR = re.compile(r"\b(cudaError[A-Z]\w*)(?=: | \(error )")
+FAULT_ORDER = ("timeout", "crash", "did not start", "tampered")
+
+
+def fault(result):
+    """What a failed test did wrong at run time, or "" (a plain failure, a pass, a skip): timeout
+    (past its time limit), tampered (its exit status against GoogleTest's record), did not start
+    (the program stopped while listing its tests), the cudaError its output names, or crash (a
+    signal: SEGFAULT, Subprocess aborted, ..., or an end before GoogleTest could report)."""
+    if result.outcome != "failed":
+        return ""
+    reason = result.reason
+    if reason.startswith("Timeout"):
+        return "timeout"
+    if reason.startswith("Tampered"):
+        return "tampered"
+    if reason.startswith("Did not start"):
+        return "did not start"
+    named = _CUDA_ERROR.search(result.output)
+    if named:
+        return named.group(1)
+    if reason.startswith("Crashed") or reason.endswith(": the test process crashed"):
+        return "crash"
+    return ""
+
+
+def faults(results):
+    """{kind: how many tests} of the faults of TestResults (see fault), e.g. {"timeout": 2, "crash":
+    1, "cudaErrorIllegalAddress": 1}: timeouts, crashes, programs that did not start and Tampered
+    verdicts first, then the cudaErrors by name; {} when none."""
+    counts = {}
+    for r in results:
+        kind = fault(r)
+        if kind:
+            counts[kind] = counts.get(kind, 0) + 1
+    ordered = [k for k in FAULT_ORDER if k in counts] + sorted(k for k in counts if k not in FAULT_ORDER)
+    return {k: counts[k] for k in ordered}
+
+
+def faults_line(counts):
+    """The "Faults:" line of a submission's reports, e.g. "Faults: 2 tests past their time limit, 1
+    crashed, 1 cudaErrorIllegalAddress", or "Faults: none"."""
+    words = {"timeout": lambda n: f"{n} test{'s' if n != 1 else ''} past {'their' if n != 1 else 'its'} time limit",
+             "crash": lambda n: f"{n} crashed", "did not start": lambda n: f"{n} did not start",
+             "tampered": lambda n: f"{n} Tampered"}
+    parts = [words[k](n) if k in words else f"{n} {k}" for k, n in counts.items()]
+    return "Faults: " + (", ".join(parts) if parts else "none")
+
+
+def faults_text(counts):
+    """class.csv's faults column: "timeout x2; crash x1", "" when none."""
+    return "; ".join(f"{k} x{n}" for k, n in (counts or {}).items())
+
+
+def gradescope_results(graded, notes, faults=None):
     """Gradescope's autograder results (https://gradescope-autograders.readthedocs.io, 'Output format').
     Gradescope shows the score against the sum of the tests' max_score: the required points and
     the stretch bonus (a stretch test's max_score is its bonus); the output's first line and
     extra_data say both apart."""
     row = totals(graded)
+    extra = {"points": row}
+    head = [points_line(row)]
+    if faults is not None:  # {kind: count} (see faults)
+        extra["faults"] = dict(faults)
+        head.append(faults_line(faults))
     return {
         "score": row["total"],
-        "output": "\n".join([points_line(row), *notes]),
-        "extra_data": {"points": row},
+        "output": "\n".join([*head, *notes]),
+        "extra_data": extra,
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": [{"name": t["name"], "score": t["score"], "max_score": t["max_score"],
@@ -562,9 +626,12 @@ def gradescope_results(graded, notes):
     }
 
 
-def markdown_report(graded, notes):
+def markdown_report(graded, notes, faults=None):
+    """report.md: the Points line, the Faults line (with `faults`, see faults), the notes, the
+    points per chapter and the failed tests."""
     row = totals(graded)
-    md = ["# Grade", "", points_line(row) + ".", "", *notes, "",
+    head = [points_line(row) + "."] + ([faults_line(faults) + "."] if faults is not None else [])
+    md = ["# Grade", "", *head, "", *notes, "",
           "| chapter | required | of | stretch | of | total | of | passed | failed | not graded |",
           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for chapter, c in sorted(chapter_totals(graded).items()):
@@ -598,11 +665,13 @@ def write_class_csv(rows, chapters, path):
     """class.csv: one row per student (scores only, so that two gradings of one class compare
     equal), one column per chapter (its points, stretch bonus included), then the required points
     and their maximum, the stretch bonus and its maximum, the total and its maximum (required_max +
-    stretch_max: total <= max), and a status when the submission was not graded. A row is
-    {"student", "chapters": {chapter: points}, the keys of TOTAL_KEYS, "status"}."""
+    stretch_max: total <= max), a status when the submission was not graded, and its faults at run
+    time (faults_text: "timeout x2; crash x1", empty when none). A row is {"student", "chapters":
+    {chapter: points}, the keys of TOTAL_KEYS, "status", "faults": {kind: count}}."""
     with open(path, "w", newline="") as out:
         writer = csv.writer(out)
-        writer.writerow(["student", *chapters, *TOTAL_KEYS, "status"])
+        writer.writerow(["student", *chapters, *TOTAL_KEYS, "status", "faults"])
         for row in rows:
             writer.writerow([row["student"], *[row["chapters"].get(c, "") for c in chapters],
-                             *[row.get(key, "") for key in TOTAL_KEYS], row.get("status", "")])
+                             *[row.get(key, "") for key in TOTAL_KEYS], row.get("status", ""),
+                             faults_text(row.get("faults"))])
