@@ -8,12 +8,16 @@
 # GPU to itself; the host (cores, memory, the PCIe root) is shared, so the host-link figures of
 # chapters 02 and 03 are noisier than on a machine of their own.
 # Usage: tools/gpu-run-split.sh LOGDIR [PER_CHAPTER (default 12)] [SECONDS (default 540)]
-#   Each part stops after SECONDS; exit status non-zero if a part failed or ran out of time.
+#   Everything stops SECONDS after the start (a part gets what is left of them, so that two parts
+#   one after the other on a GPU end in time too); exit status non-zero if a part failed or ran out
+#   of time. The class of mutants is judged by the committed tree (tools/mutate.py prints which):
+#   commit before the run.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 logs=$(mkdir -p "$1" && cd "$1" && pwd)
 per_chapter=${2:-12}
-seconds=${3:-540}
+deadline=$(( $(date +%s) + ${3:-540} ))
+left() { local n=$(( deadline - $(date +%s) )); echo $(( n > 1 ? n : 1 )); }
 nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader | tee "$logs/device.txt"
 
 copy_tree() {  # the working tree without its builds
@@ -24,7 +28,7 @@ part() {  # part NAME GPU VAR=VALUE...: tools/gpu-run.sh in a copy of its own, o
   local name=$1 gpu=$2
   shift 2
   env CUDA_VISIBLE_DEVICES="$gpu" COURSE_SKIP_SANITIZER=1 "$@" \
-    timeout "$seconds" tools/gpu-run.sh "$logs/$name" >"$logs/$name.txt" 2>&1
+    timeout "$(left)" tools/gpu-run.sh "$logs/$name" >"$logs/$name.txt" 2>&1
   echo "== $name: exit $?" >>"$logs/$name.txt"
 }
 
@@ -37,7 +41,7 @@ start=$(date +%s)
 (cd /tmp/course-b && part grade 1 COURSE_SKIP_TESTS=1 COURSE_SKIP_FIXTURES=1 &&
   part fixtures-07-11 1 COURSE_SKIP_TESTS=1 COURSE_SKIP_GRADE=1 COURSE_FIXTURE_CHAPTERS=07-async-pipeline,08-execution-config,09-instructions,10-l2-persistence,11-deploy-multi-gpu) &
 (cd /tmp/course-m && python3 tools/mutate.py make-class /tmp/mutants --per-chapter "$per_chapter" --seed 1 >"$logs/mutants.txt" 2>&1 &&
-  timeout "$seconds" python3 tools/mutate.py run /tmp/mutants -o /tmp/mutants-graded --gpus 2,3 --timeouts 30,120 \
+  timeout "$(left)" python3 tools/mutate.py run /tmp/mutants -o /tmp/mutants-graded --gpus 2,3 --timeouts 30,120 \
     --time-limit 300 --markdown "$logs/mutation-report.md" >>"$logs/mutants.txt" 2>&1
   echo "== mutants: exit $?" >>"$logs/mutants.txt"
   cp /tmp/mutants-graded/class.csv /tmp/mutants-graded/mutation-report.json "$logs/" 2>/dev/null) &
