@@ -7,6 +7,9 @@
 # own copy of the tree, so that their builds and reports stay apart. Every timing still has its
 # GPU to itself; the host (cores, memory, the PCIe root) is shared, so the host-link figures of
 # chapters 02 and 03 are noisier than on a machine of their own.
+# With COURSE_SPLIT=mutants, GPU 0 runs the test workflow and then the grade workflow (one build),
+# no fixtures, and GPUs 1-3 grade the mutants (COURSE_MUTANT_SEED, default 1): a mutation score
+# measured in one call.
 # Usage: tools/gpu-run-split.sh LOGDIR [PER_CHAPTER (default 12)] [SECONDS (default 540)]
 #   Everything stops SECONDS after the start (a part gets what is left of them, so that two parts
 #   one after the other on a GPU end in time too); exit status non-zero if a part failed or ran out
@@ -32,23 +35,32 @@ part() {  # part NAME GPU VAR=VALUE...: tools/gpu-run.sh in a copy of its own, o
   echo "== $name: exit $?" >>"$logs/$name.txt"
 }
 
+mutant_gpus=2,3
+[ "${COURSE_SPLIT:-}" = mutants ] && mutant_gpus=1,2,3
 copy_tree /tmp/course-a
-copy_tree /tmp/course-b
+[ "${COURSE_SPLIT:-}" = mutants ] || copy_tree /tmp/course-b
 copy_tree /tmp/course-m
 start=$(date +%s)
+if [ "${COURSE_SPLIT:-}" = mutants ]; then
+  (cd /tmp/course-a && part tests 0 COURSE_SKIP_GRADE=1 COURSE_SKIP_FIXTURES=1 &&
+    part grade 0 COURSE_SKIP_TESTS=1 COURSE_SKIP_FIXTURES=1) &
+else
 (cd /tmp/course-a && part tests 0 COURSE_SKIP_GRADE=1 COURSE_SKIP_FIXTURES=1 &&
   part fixtures-01-06 0 COURSE_SKIP_TESTS=1 COURSE_SKIP_GRADE=1 COURSE_FIXTURE_CHAPTERS=01-measuring,02-transfers,03-zero-copy,04-coalescing,05-matmul,06-transpose) &
 (cd /tmp/course-b && part grade 1 COURSE_SKIP_TESTS=1 COURSE_SKIP_FIXTURES=1 &&
   part fixtures-07-11 1 COURSE_SKIP_TESTS=1 COURSE_SKIP_GRADE=1 COURSE_FIXTURE_CHAPTERS=07-async-pipeline,08-execution-config,09-instructions,10-l2-persistence,11-deploy-multi-gpu) &
-(cd /tmp/course-m && python3 tools/mutate.py make-class /tmp/mutants --per-chapter "$per_chapter" --seed 1 >"$logs/mutants.txt" 2>&1 &&
-  timeout "$(left)" python3 tools/mutate.py run /tmp/mutants -o /tmp/mutants-graded --gpus 2,3 --timeouts 30,120 \
+fi
+(cd /tmp/course-m && python3 tools/mutate.py make-class /tmp/mutants --per-chapter "$per_chapter" --seed "${COURSE_MUTANT_SEED:-1}" ${COURSE_MUTANT_IDS:+--ids "$COURSE_MUTANT_IDS"} >"$logs/mutants.txt" 2>&1 &&
+  timeout "$(left)" python3 tools/mutate.py run /tmp/mutants -o /tmp/mutants-graded --gpus "$mutant_gpus" --timeouts 30,120 \
     --time-limit 300 --markdown "$logs/mutation-report.md" >>"$logs/mutants.txt" 2>&1
   echo "== mutants: exit $?" >>"$logs/mutants.txt"
   cp /tmp/mutants-graded/class.csv /tmp/mutants-graded/mutation-report.json "$logs/" 2>/dev/null) &
 wait
 echo "== all parts: $(( $(date +%s) - start )) s"
 status=0
-for f in tests grade fixtures-01-06 fixtures-07-11 mutants; do
+parts="tests grade fixtures-01-06 fixtures-07-11 mutants"
+[ "${COURSE_SPLIT:-}" = mutants ] && parts="tests grade mutants"
+for f in $parts; do
   line=$(grep -E "^== $f: exit" "$logs/$f.txt" 2>/dev/null | tail -n 1)
   echo "${line:-== $f: did not run}"
   [ "$line" = "== $f: exit 0" ] || status=1
