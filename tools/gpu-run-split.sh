@@ -9,7 +9,9 @@
 # chapters 02 and 03 are noisier than on a machine of their own.
 # With COURSE_SPLIT=mutants, GPU 0 runs the test workflow and then the grade workflow (one build),
 # no fixtures, and GPUs 1-3 grade the mutants (COURSE_MUTANT_SEED, default 1): a mutation score
-# measured in one call.
+# measured in one call. With COURSE_SPLIT=fixtures-mutants, GPU 0 checks every fixture, GPU 1 runs
+# the grade workflow (untouched starters) beside the mutants' gradings, and GPUs 1-3 grade the
+# mutants (the references' own tests pass in the controls).
 # Usage: tools/gpu-run-split.sh LOGDIR [PER_CHAPTER (default 12)] [SECONDS (default 540)]
 #   Everything stops SECONDS after the start (a part gets what is left of them, so that two parts
 #   one after the other on a GPU end in time too); exit status non-zero if a part failed or ran out
@@ -23,9 +25,11 @@ deadline=$(( $(date +%s) + ${3:-540} ))
 left() { local n=$(( deadline - $(date +%s) )); echo $(( n > 1 ? n : 1 )); }
 nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader | tee "$logs/device.txt"
 
-copy_tree() {  # the working tree without its builds
+copy_tree() {  # the working tree without its builds, and without .git: the device's copy of .git
+  # can be older than its files (it was at the session's first commit), and a course with .git is
+  # judged by its HEAD (clean_copy), so fixtures and mutants would meet stale tests.
   rm -rf "$1" && mkdir -p "$1"
-  (cd "$top" && tar --exclude=./build --exclude='./build-*' -cf - .) | tar -xf - -C "$1"
+  (cd "$top" && tar --exclude=./build --exclude='./build-*' --exclude=./.git -cf - .) | tar -xf - -C "$1"
 }
 part() {  # part NAME GPU VAR=VALUE...: tools/gpu-run.sh in a copy of its own, on GPU
   local name=$1 gpu=$2
@@ -36,12 +40,15 @@ part() {  # part NAME GPU VAR=VALUE...: tools/gpu-run.sh in a copy of its own, o
 }
 
 mutant_gpus=2,3
-[ "${COURSE_SPLIT:-}" = mutants ] && mutant_gpus=1,2,3
+[ "${COURSE_SPLIT:-}" = mutants ] || [ "${COURSE_SPLIT:-}" = fixtures-mutants ] && mutant_gpus=1,2,3
 copy_tree /tmp/course-a
 [ "${COURSE_SPLIT:-}" = mutants ] || copy_tree /tmp/course-b
 copy_tree /tmp/course-m
 start=$(date +%s)
-if [ "${COURSE_SPLIT:-}" = mutants ]; then
+if [ "${COURSE_SPLIT:-}" = fixtures-mutants ]; then
+  (cd /tmp/course-a && part fixtures 0 COURSE_SKIP_TESTS=1 COURSE_SKIP_GRADE=1) &
+  (cd /tmp/course-b && part grade 1 COURSE_SKIP_TESTS=1 COURSE_SKIP_FIXTURES=1) &
+elif [ "${COURSE_SPLIT:-}" = mutants ]; then
   (cd /tmp/course-a && part tests 0 COURSE_SKIP_GRADE=1 COURSE_SKIP_FIXTURES=1 &&
     part grade 0 COURSE_SKIP_TESTS=1 COURSE_SKIP_FIXTURES=1) &
 else
@@ -51,15 +58,21 @@ else
   part fixtures-07-11 1 COURSE_SKIP_TESTS=1 COURSE_SKIP_GRADE=1 COURSE_FIXTURE_CHAPTERS=07-async-pipeline,08-execution-config,09-instructions,10-l2-persistence,11-deploy-multi-gpu) &
 fi
 (cd /tmp/course-m && python3 tools/mutate.py make-class /tmp/mutants --per-chapter "$per_chapter" --seed "${COURSE_MUTANT_SEED:-1}" ${COURSE_MUTANT_IDS:+--ids "$COURSE_MUTANT_IDS"} >"$logs/mutants.txt" 2>&1 &&
-  timeout "$(left)" python3 tools/mutate.py run /tmp/mutants -o /tmp/mutants-graded --gpus "$mutant_gpus" --timeouts 30,120 \
+  timeout "$(( $(left) - 20 ))" python3 tools/mutate.py run /tmp/mutants -o /tmp/mutants-graded --gpus "$mutant_gpus" --timeouts 30,120 \
     --time-limit 300 --markdown "$logs/mutation-report.md" >>"$logs/mutants.txt" 2>&1
   echo "== mutants: exit $?" >>"$logs/mutants.txt"
+  # Stopped at the deadline: the report of what was graded (the rest counts as not graded), and
+  # every grading's results.json, so that tools/mutate.py report can be run again elsewhere.
+  [ -f "$logs/mutation-report.md" ] || python3 tools/mutate.py report /tmp/mutants-graded --mutants /tmp/mutants \
+    --markdown "$logs/mutation-report.md" >/dev/null 2>>"$logs/mutants.txt"
+  (cd /tmp && tar -czf "$logs/mutants-graded.tgz" mutants/mutants.json mutants/chapters.txt mutants-graded/*/results.json 2>/dev/null)
   cp /tmp/mutants-graded/class.csv /tmp/mutants-graded/mutation-report.json "$logs/" 2>/dev/null) &
 wait
 echo "== all parts: $(( $(date +%s) - start )) s"
 status=0
 parts="tests grade fixtures-01-06 fixtures-07-11 mutants"
 [ "${COURSE_SPLIT:-}" = mutants ] && parts="tests grade mutants"
+[ "${COURSE_SPLIT:-}" = fixtures-mutants ] && parts="fixtures grade mutants"
 for f in $parts; do
   line=$(grep -E "^== $f: exit" "$logs/$f.txt" 2>/dev/null | tail -n 1)
   echo "${line:-== $f: did not run}"

@@ -100,6 +100,8 @@ TEST(BandwidthFormula, TheoreticalOfAnyPositiveInputs) {
   } cases[] = {
       {1593750, 5120, 2040.0, "a clock of 1593.75 MHz (not a whole number of MHz: keep the kHz as a double)"},
       {1.5, 8, 3e-6, "a clock of 1.5 kHz (not a whole number of kHz)"},
+      {0.5, 8, 1e-6, "a clock of 0.5 kHz (below 1 kHz, still positive: every clock above 0 counts)"},
+      {1e-300, 8, 2e-306, "a clock of 1e-300 kHz (tiny, still positive)"},
       {1e6, 12, 3.0, "a 12-bit bus: 1.5 bytes (bits / 8 in integers gives 1; divide by 8.0)"},
       {1e6, 1, 0.25, "a 1-bit bus: 0.125 bytes (bits / 8 in integers gives 0; divide by 8.0)"},
       {1e6, 2147483647, 536870911.75, "the largest int bus width (2 x bits in int overflows; compute in double)"},
