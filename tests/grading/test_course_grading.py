@@ -436,6 +436,44 @@ class Faults(unittest.TestCase):
         self.assertIn("Faults: none", R.gradescope_results(graded, [], {})["output"])
 
 
+class SharedFaults(unittest.TestCase):
+    """A failure that a neighbour on a shared GPU could cause is judged again alone, and that
+    verdict counts (grading.judge_shared_faults_alone); the others stand as they were."""
+
+    def test_which_failures_a_neighbour_could_cause(self):
+        r = Faults().results()
+        self.assertEqual([x.name.rsplit(".", 1)[1] for x in r if R.shared_fault(x)], ["A", "B"])  # the two time-outs
+        oom = R.TestResult("student.x.S.C", "failed", reason="Failed",
+                           output="cudaMalloc failed at guards.cpp:20: cudaErrorMemoryAllocation: out of memory\n")
+        self.assertTrue(R.shared_fault(oom))
+        self.assertFalse(R.shared_fault(R.TestResult("student.x.S.C", "passed", output="out of memory\n")))
+
+    def test_judged_again_alone_and_that_verdict_counts(self):
+        import tempfile as T
+        ws = G.Workspace(pathlib.Path(T.mkdtemp()))
+        t = "student.06-transpose.TransposeTiled."
+        graded = [R.TestResult(t + "A", "failed", reason=R._failure_reason(t + "A", "Timeout", "", 20, 20), timeout=20),
+                  R.TestResult(t + "E", "failed", output="Expected equality\n", reason="Failed"),
+                  R.TestResult(t + "F", "passed")]
+        calls = []
+
+        def run(phase, selection, visible, locks, shared, jobs, turn_lock=None, pass_env=None, tests=None):
+            calls.append((phase, visible, locks, shared, jobs, pathlib.Path(pass_env["COURSE_TEST_ONLY"]).read_text()))
+            return [R.TestResult(t + "A", "passed"), R.TestResult(t + "E", "passed")]  # E was not asked for
+        out = G.judge_shared_faults_alone(ws, graded, run, "1", ["1"], "turns")
+        self.assertEqual([(x.name[-1], x.outcome) for x in out], [("A", "passed"), ("E", "failed"), ("F", "passed")])
+        self.assertEqual(calls, [("again alone", "1", ["1"], False, 1, t + "A\n")])  # the GPU's lock held exclusively
+        self.assertEqual(ws.rejudged, [t + "A"])
+        calls.clear()
+        self.assertEqual(G.judge_shared_faults_alone(ws, graded[1:], run, "1", ["1"], "turns"), graded[1:])
+        self.assertEqual((calls, ws.rejudged), ([], []))
+        # More than REJUDGE_AT_MOST such failures are the submission's own (an endless kernel): not again.
+        many = [R.TestResult(t + f"T{i}", "failed", reason=R._failure_reason(t + "T", "Timeout", "", 20, 20), timeout=20)
+                for i in range(G.REJUDGE_AT_MOST + 1)]
+        self.assertEqual(G.judge_shared_faults_alone(ws, many, run, "1", ["1"], "turns"), many)
+        self.assertEqual((calls, ws.rejudged), ([], []))
+
+
 def course_like(outcomes):
     """A graded course like the real one: per chapter required tests of every kind and stretch tests,
     each with the outcome outcomes(kind, stretch) gives."""

@@ -42,6 +42,7 @@ class Workspace:
     sandbox: bool = True
     hidden: list = field(default_factory=list)
     notes: list = field(default_factory=list)
+    rejudged: list = field(default_factory=list)  # tests judged again alone (judge_shared_faults_alone)
 
     @property
     def course(self):
@@ -524,6 +525,34 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
     else:
         for phase, selection, shared, phase_jobs, turn_lock, _ in phases:
             graded += run(phase, selection, gpu, locks, shared, phase_jobs, turn_lock)
+    if class_turns:
+        graded = judge_shared_faults_alone(ws, graded, run, gpu, locks, turns)
     if gpu is not None and not one_gpu:
         graded += run("multi-gpu", ["-L", "^student$", "-L", "^multi-gpu$"], ",".join(every_gpu), every_gpu, False, 4)
     return graded, time.monotonic() - started - waited, waited, seconds
+
+
+REJUDGE_AT_MOST = 4
+
+
+def judge_shared_faults_alone(ws, graded, run, gpu, locks, turns):
+    """A test that failed in a way a neighbour could have caused (results.shared_fault: its time
+    limit, out of memory, a failed launch) while other gradings shared the GPU is run once more,
+    on its own, holding the GPU's lock exclusively: no other grading's program runs on that GPU
+    meanwhile (their phases hold it shared), so what it gets then is its own verdict, and that one
+    counts. The names go to ws.rejudged (the report says which tests were judged again).
+    At most REJUDGE_AT_MOST of them, side by side: a submission with more such failures caused
+    them itself (an endless kernel times out every test), and judging it again would hold the GPU
+    from the class for the time limits of all of them."""
+    suspects = [r.name for r in graded if R.shared_fault(r)]
+    ws.rejudged = []
+    if not suspects or len(suspects) > REJUDGE_AT_MOST:
+        return graded
+    listing = ws.root / "alone-again.txt"
+    listing.write_text("".join(f"{name}\n" for name in suspects))
+    wanted = set(suspects)
+    again = {r.name: r for r in run("again alone", ["-L", "^student$", "-E", "\\.CodePolicy\\."], gpu, locks, False,
+                                    len(suspects),
+                                    turns, {"COURSE_TEST_ONLY": str(listing)}) if r.name in wanted}
+    ws.rejudged = sorted(again)
+    return [again.get(r.name, r) for r in graded]

@@ -573,6 +573,19 @@ def fault(result):
     return ""
 
 
+# Failures that a neighbour on a shared GPU can cause: a time limit passed while another grading's
+# long kernel held the GPU, memory that another grading took, a launch that failed or timed out.
+# tools/grade-class judges such a test again with the GPU to itself before it counts (grading.test).
+SHARED_FAULTS = ("timeout", "cudaErrorMemoryAllocation", "cudaErrorLaunchTimeout", "cudaErrorLaunchOutOfResources",
+                 "cudaErrorDevicesUnavailable")
+
+
+def shared_fault(result):
+    """Whether a failed test's fault is one that another grading on the same GPU could have caused
+    (SHARED_FAULTS, or "out of memory" in its output)."""
+    return result.outcome == "failed" and (fault(result) in SHARED_FAULTS or "out of memory" in result.output)
+
+
 def faults(results):
     """{kind: how many tests} of the faults of TestResults (see fault), e.g. {"timeout": 2, "crash":
     1, "cudaErrorIllegalAddress": 1}: timeouts, crashes, programs that did not start and Tampered
