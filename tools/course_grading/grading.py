@@ -43,6 +43,10 @@ class Workspace:
     hidden: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     rejudged: list = field(default_factory=list)  # tests judged again alone (judge_shared_faults_alone)
+    # The test programs' system calls (course-sandbox -s): "enforce" refuses those outside its
+    # list, "learn" lets them run and logs them, "off" installs no filter. Either way the log is
+    # written by the sandbox's supervisor, a process the test program cannot reach.
+    syscalls: str = "learn"
 
     @property
     def course(self):
@@ -67,6 +71,10 @@ class Workspace:
     @property
     def launcher(self):
         return self.root / "bin" / "course-sandbox"
+
+    @property
+    def syscall_log(self):
+        return self.root / "syscalls.log"
 
     @property
     def sandbox_args(self):
@@ -132,7 +140,42 @@ def write_test_sandbox_args(ws, writable=()):
     hidden."""
     lines = ["-r", f"-R {ws.course}", f"-w {ws.scratch}", *[f"-w {w}" for w in writable],
              *[f"-h {h}" for h in ws.hidden]]
+    ws.syscall_log.unlink(missing_ok=True)
+    if ws.syscalls in ("enforce", "learn"):
+        lines.append(f"-s {ws.syscalls}:{ws.syscall_log}")
     ws.sandbox_args.write_text("\n".join(lines) + "\n")
+
+
+def _syscall_names():
+    """{number: name} of this machine's x86-64 system calls, from the kernel headers ({} without them)."""
+    for header in ("/usr/include/x86_64-linux-gnu/asm/unistd_64.h", "/usr/include/asm/unistd_64.h"):
+        try:
+            text = pathlib.Path(header).read_text()
+        except OSError:
+            continue
+        return {int(number): name for name, number in re.findall(r"#define __NR_(\w+)\s+(\d+)", text)}
+    return {}
+
+
+def syscalls_outside(ws):
+    """The system calls outside the sandbox's list that the test programs made (refused with
+    enforce, let run with learn): ({name: count}, {name: [programs]}), from the supervisor's log."""
+    try:
+        lines = ws.syscall_log.read_text(errors="replace").splitlines()
+    except OSError:
+        return {}, {}
+    names = _syscall_names()
+    counts, programs = {}, {}
+    for line in lines:
+        number, _, command = line.partition(" ")
+        if not number.isdigit():
+            continue
+        name = names.get(int(number), f"syscall {number}")
+        counts[name] = counts.get(name, 0) + 1
+        program = pathlib.Path(command.split(" ", 1)[0]).name
+        if program and program not in programs.setdefault(name, []):
+            programs[name].append(program)
+    return dict(sorted(counts.items(), key=lambda kv: -kv[1])), programs
 
 
 def environment(ws, base=None):

@@ -5,7 +5,14 @@
 // given with -R or -w inside them), and may open no TCP connection (kernel 6.7 or newer). tools/grade-submission compiles it and puts it in front
 // of every test command, so that ctest itself, its reports and the build tree stay out of reach.
 //
-//   course-sandbox [-w DIR]... [-R DIR]... [-h DIR]... [-f FILE] [-r] -- COMMAND [ARGUMENT]...
+//   course-sandbox [-w DIR]... [-R DIR]... [-h DIR]... [-s MODE:LOG] [-f FILE] [-r] -- COMMAND [ARGUMENT]...
+//
+// -s enforce:LOG or -s learn:LOG: system calls limited by the kernel (seccomp). The command runs in
+// a child under a filter that allows the system calls a test program, the CUDA runtime and the
+// judge need (kAllowed below; threads but no processes, signals only to itself, no sockets, no
+// exec after its own); any other call is sent to this process, the supervisor, which the command
+// cannot reach: it appends "<number> <command>" to LOG and, with enforce, refuses the call
+// (EPERM), with learn lets it run (to find what a new CUDA release needs).
 //
 // -f FILE: more options, one per line ("-w DIR", "-R DIR", "-h DIR" or "-r"), so that a grader can change
 // them per submission without rebuilding the test list that names this command. -r: refuse to run (exit status 3) where Landlock is not available; without it the command
@@ -20,9 +27,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 // The kernel's ABI (include/uapi/linux/landlock.h), spelled out so that old headers build it.
@@ -50,6 +66,8 @@ static int writable_count;
 static const char* readable[kMaxPaths];
 static int readable_count;
 static int require;
+static const char* syscall_mode;  // "enforce" or "learn" (-s), or NULL: no filter
+static const char* syscall_log;
 static int ruleset = -1;
 static uint64_t handled;
 
@@ -114,7 +132,201 @@ static int take_option(const char* flag, const char* value) {
     require = 1;
     return 1;
   }
+  if (strcmp(flag, "-s") == 0 && value != NULL) {
+    const char* colon = strchr(value, ':');
+    if (!colon || colon[1] == '\0') return 0;
+    syscall_mode = strndup(value, (size_t)(colon - value));
+    syscall_log = strdup(colon + 1);
+    return strcmp(syscall_mode, "enforce") == 0 || strcmp(syscall_mode, "learn") == 0;
+  }
   return 0;
+}
+
+// ---------------------------------------------------------------- system calls (seccomp)
+
+// What a test program needs from the kernel once it runs: memory, files (Landlock decides which),
+// the GPU driver's ioctls, threads and their synchronisation, time, signals to itself. clone,
+// kill and tgkill are allowed with conditions below; clone3 answers ENOSYS (glibc then uses clone,
+// whose flags a filter can read).
+static const int kAllowed[] = {
+    SYS_read, SYS_write, SYS_readv, SYS_writev, SYS_pread64, SYS_pwrite64, SYS_preadv, SYS_pwritev,
+    SYS_open, SYS_openat, SYS_close, SYS_close_range, SYS_fstat, SYS_stat, SYS_lstat, SYS_newfstatat, SYS_statx,
+    SYS_statfs, SYS_fstatfs, SYS_lseek, SYS_mmap, SYS_munmap, SYS_mprotect, SYS_mremap, SYS_madvise, SYS_brk,
+    SYS_msync, SYS_mlock, SYS_munlock, SYS_mincore, SYS_ioctl, SYS_poll, SYS_ppoll, SYS_select, SYS_pselect6,
+    SYS_futex, SYS_set_robust_list, SYS_get_robust_list, SYS_rseq, SYS_sched_yield, SYS_sched_getaffinity,
+    SYS_sched_setaffinity, SYS_sched_getparam, SYS_sched_getscheduler, SYS_sched_get_priority_max,
+    SYS_sched_get_priority_min, SYS_getpid, SYS_gettid, SYS_getppid, SYS_getpgrp, SYS_getuid, SYS_geteuid,
+    SYS_getgid, SYS_getegid, SYS_getresuid, SYS_getresgid, SYS_getgroups, SYS_uname, SYS_readlink,
+    SYS_readlinkat, SYS_access, SYS_faccessat, SYS_faccessat2, SYS_getcwd, SYS_getdents64, SYS_fcntl, SYS_dup,
+    SYS_dup2, SYS_dup3, SYS_pipe, SYS_pipe2, SYS_eventfd2, SYS_epoll_create1, SYS_epoll_ctl, SYS_epoll_wait,
+    SYS_epoll_pwait, SYS_rt_sigaction, SYS_rt_sigprocmask, SYS_rt_sigreturn, SYS_rt_sigsuspend,
+    SYS_rt_sigtimedwait, SYS_sigaltstack, SYS_set_tid_address, SYS_arch_prctl, SYS_prctl, SYS_exit,
+    SYS_exit_group, SYS_getrandom, SYS_prlimit64, SYS_getrlimit, SYS_clock_gettime, SYS_clock_getres,
+    SYS_clock_nanosleep, SYS_nanosleep, SYS_gettimeofday, SYS_time, SYS_times, SYS_getrusage, SYS_sysinfo,
+    SYS_get_mempolicy, SYS_set_mempolicy, SYS_mbind, SYS_getcpu, SYS_membarrier, SYS_memfd_create,
+    SYS_ftruncate, SYS_fallocate, SYS_flock, SYS_fsync, SYS_fdatasync, SYS_rename, SYS_renameat, SYS_renameat2,
+    SYS_unlink, SYS_unlinkat, SYS_mkdir, SYS_mkdirat, SYS_rmdir, SYS_utimensat, SYS_fchmod, SYS_umask,
+    SYS_timerfd_create, SYS_timerfd_settime, SYS_timerfd_gettime, SYS_restart_syscall,
+};
+
+static void add(struct sock_filter* program, int* length, struct sock_filter instruction) {
+  program[(*length)++] = instruction;
+}
+
+#define LOAD(field) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)offsetof(struct seccomp_data, field))
+#define LOAD_ARG0_LOW BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)offsetof(struct seccomp_data, args[0]))
+#define RETURN(value) BPF_STMT(BPF_RET | BPF_K, (value))
+
+// Installs the filter on this process (the child, just before it runs the command); returns the
+// listener descriptor the supervisor answers on. `handoff` is the socket that carries it to the
+// supervisor: sendmsg is allowed on that descriptor only.
+static int install_filter(int handoff) {
+  struct sock_filter program[512];
+  int n = 0;
+  const uint32_t self = (uint32_t)getpid();
+  add(program, &n, (struct sock_filter)LOAD(arch));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0));
+  add(program, &n, (struct sock_filter)RETURN(SECCOMP_RET_KILL_PROCESS));
+  add(program, &n, (struct sock_filter)LOAD(nr));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 0, 1));  // x32 numbers
+  add(program, &n, (struct sock_filter)RETURN(SECCOMP_RET_KILL_PROCESS));
+  for (size_t i = 0; i < sizeof kAllowed / sizeof kAllowed[0]; ++i) {
+    add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)kAllowed[i], 0, 1));
+    add(program, &n, (struct sock_filter)RETURN(SECCOMP_RET_ALLOW));
+  }
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1));
+  add(program, &n, (struct sock_filter)RETURN(SECCOMP_RET_ERRNO | ENOSYS));
+  // clone: a thread (CLONE_THREAD in its flags), not a process.
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 3));
+  add(program, &n, (struct sock_filter)LOAD_ARG0_LOW);
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x00010000u /* CLONE_THREAD */, 0, 1));
+  add(program, &n, (struct sock_filter)RETURN(SECCOMP_RET_ALLOW));
+  // kill(self, ...) and tgkill(self, ...): abort() and raise() signal the process itself.
+  add(program, &n, (struct sock_filter)LOAD(nr));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_kill, 1, 0));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_tgkill, 0, 3));
+  add(program, &n, (struct sock_filter)LOAD_ARG0_LOW);
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, self, 0, 1));
+  add(program, &n, (struct sock_filter)RETURN(SECCOMP_RET_ALLOW));
+  // sendmsg on the hand-off socket (closed before the command runs; sockets cannot be made again).
+  add(program, &n, (struct sock_filter)LOAD(nr));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_sendmsg, 0, 3));
+  add(program, &n, (struct sock_filter)LOAD_ARG0_LOW);
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)handoff, 0, 1));
+  add(program, &n, (struct sock_filter)RETURN(SECCOMP_RET_ALLOW));
+  add(program, &n, (struct sock_filter)RETURN(SECCOMP_RET_USER_NOTIF));  // everything else: the supervisor
+  struct sock_fprog filter = {(unsigned short)n, program};
+  const long listener = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &filter);
+  if (listener < 0) fail("seccomp");
+  return (int)listener;
+}
+
+static void send_descriptor(int socket_fd, int fd) {
+  char data = 0;
+  struct iovec io = {&data, 1};
+  union {
+    char buffer[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } control;
+  memset(&control, 0, sizeof control);
+  struct msghdr message = {0};
+  message.msg_iov = &io;
+  message.msg_iovlen = 1;
+  message.msg_control = control.buffer;
+  message.msg_controllen = sizeof control.buffer;
+  struct cmsghdr* header = CMSG_FIRSTHDR(&message);
+  header->cmsg_level = SOL_SOCKET;
+  header->cmsg_type = SCM_RIGHTS;
+  header->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(header), &fd, sizeof fd);
+  if (sendmsg(socket_fd, &message, 0) != 1) fail("sendmsg");
+}
+
+static int receive_descriptor(int socket_fd) {
+  char data = 0;
+  struct iovec io = {&data, 1};
+  union {
+    char buffer[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } control;
+  struct msghdr message = {0};
+  message.msg_iov = &io;
+  message.msg_iovlen = 1;
+  message.msg_control = control.buffer;
+  message.msg_controllen = sizeof control.buffer;
+  if (recvmsg(socket_fd, &message, 0) != 1) return -1;
+  struct cmsghdr* header = CMSG_FIRSTHDR(&message);
+  if (!header || header->cmsg_type != SCM_RIGHTS) return -1;
+  int fd = -1;
+  memcpy(&fd, CMSG_DATA(header), sizeof fd);
+  return fd;
+}
+
+// The supervisor: answers the filter's notifications until the command's last thread is gone,
+// then ends as the command ended (the same exit status, or the same signal).
+static int supervise(pid_t child, int listener, const char* command) {
+  const int log = open(syscall_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  const int enforce = strcmp(syscall_mode, "enforce") == 0;
+  int execs = 0;
+  struct seccomp_notif_sizes sizes;
+  if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) != 0) fail("seccomp(SECCOMP_GET_NOTIF_SIZES)");
+  struct seccomp_notif* request = calloc(1, sizes.seccomp_notif > sizeof *request ? sizes.seccomp_notif : sizeof *request);
+  struct seccomp_notif_resp* response =
+      calloc(1, sizes.seccomp_notif_resp > sizeof *response ? sizes.seccomp_notif_resp : sizeof *response);
+  for (;;) {
+    struct pollfd wait_for = {listener, POLLIN, 0};
+    if (poll(&wait_for, 1, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (wait_for.revents & POLLIN) {
+      memset(request, 0, sizes.seccomp_notif);
+      if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, request) != 0) continue;  // (its caller gave up)
+      memset(response, 0, sizes.seccomp_notif_resp);
+      response->id = request->id;
+      const int nr = request->data.nr;
+      // The command's own execve, the first one, runs; every later one is judged like any call.
+      if (nr == SYS_execve && request->pid == (uint32_t)child && execs++ == 0) {
+        response->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+      } else {
+        if (log >= 0) dprintf(log, "%d %s\n", nr, command);
+        if (enforce) {
+          response->error = -EPERM;
+        } else {
+          response->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+        }
+      }
+      ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, response);
+    } else if (wait_for.revents & (POLLHUP | POLLERR)) {
+      break;  // no thread of the command is left
+    }
+  }
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status)) {
+    signal(WTERMSIG(status), SIG_DFL);
+    kill(getpid(), WTERMSIG(status));
+    return 128 + WTERMSIG(status);
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+// The command's path as execvp would find it, so that the child needs exactly one execve.
+static char* resolve(const char* name) {
+  if (strchr(name, '/')) return strdup(name);
+  const char* path = getenv("PATH");
+  if (!path) path = "/usr/bin:/bin";
+  char candidate[PATH_MAX];
+  for (const char* at = path; *at;) {
+    const char* end = strchr(at, ':');
+    const size_t length = end ? (size_t)(end - at) : strlen(at);
+    snprintf(candidate, sizeof candidate, "%.*s/%s", (int)length, length ? at : ".", name);
+    if (access(candidate, X_OK) == 0) return strdup(candidate);
+    if (!end) break;
+    at = end + 1;
+  }
+  return strdup(name);
 }
 
 static int take_options_file(const char* file) {
@@ -148,7 +360,8 @@ int main(int argc, char** argv) {
     } else if (take_option(argv[at], value)) {
       if (strcmp(argv[at], "-r") != 0) ++at;
     } else {
-      fprintf(stderr, "usage: course-sandbox [-w DIR]... [-R DIR]... [-h DIR]... [-f FILE] [-r] -- COMMAND [ARG]...\n");
+      fprintf(stderr, "usage: course-sandbox [-w DIR]... [-R DIR]... [-h DIR]... [-s enforce|learn:LOG] [-f FILE] [-r] -- "
+                      "COMMAND [ARG]...\n");
       return 2;
     }
   }
@@ -157,6 +370,34 @@ int main(int argc, char** argv) {
     return 2;
   }
   char** command = argv + at + 1;
+
+  // With -s: the supervisor stays outside (unconfined, out of the command's reach) and the command
+  // runs in a child, confined by Landlock and the filter.
+  int handoff[2] = {-1, -1};
+  pid_t child = 0;
+  if (syscall_mode) {
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, handoff) != 0) fail("socketpair");
+    child = fork();
+    if (child < 0) fail("fork");
+    if (child > 0) {
+      close(handoff[1]);
+      const int listener = receive_descriptor(handoff[0]);
+      close(handoff[0]);
+      if (listener < 0) {
+        int status = 0;
+        waitpid(child, &status, 0);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 3;  // the child said why
+      }
+      char line[1024] = "";  // the command as the log names it: the program and its arguments (a test's filter)
+      for (char** word = command; *word && strlen(line) + strlen(*word) + 2 < sizeof line; ++word) {
+        if (word != command) strcat(line, " ");
+        strcat(line, *word);
+      }
+      return supervise(child, listener, line);
+    }
+    close(handoff[0]);
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail("prctl(PR_SET_PDEATHSIG)");  // the supervisor killed: so is this
+  }
 
   const long abi = syscall(kCreateRuleset, NULL, 0, kVersionFlag);
   if (abi <= 0) {
@@ -180,6 +421,17 @@ int main(int argc, char** argv) {
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("prctl(PR_SET_NO_NEW_PRIVS)");
     if (syscall(kRestrictSelf, ruleset, 0) != 0) fail("landlock_restrict_self");
     close(ruleset);
+  }
+  if (syscall_mode) {
+    char* path = resolve(command[0]);
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("prctl(PR_SET_NO_NEW_PRIVS)");
+    const int listener = install_filter(handoff[1]);
+    send_descriptor(handoff[1], listener);
+    close(listener);
+    close(handoff[1]);
+    execv(path, command);
+    fprintf(stderr, "course-sandbox: cannot run %s: %s\n", command[0], strerror(errno));
+    return 127;
   }
   execvp(command[0], command);
   fprintf(stderr, "course-sandbox: cannot run %s: %s\n", command[0], strerror(errno));
