@@ -12,7 +12,8 @@ class MappedBuffer {
  public:
   /// Allocates mapped pinned memory; for 0 bytes none (host() and device() are nullptr, size() 0)
   /// (MappedBuffer.EmptyBufferHoldsNothing). If the allocation fails (e.g. 2^62 bytes), throws
-  /// std::runtime_error with the CUDA error and leaves no error for cudaGetLastError() to report
+  /// std::runtime_error whose what() names cudaHostAlloc's error (its cudaGetErrorString or
+  /// cudaGetErrorName), and leaves no error for cudaGetLastError() to report
   /// (MappedBuffer.ThrowsWhenTheAllocationFails).
   explicit MappedBuffer(size_t bytes);
   ~MappedBuffer();
@@ -50,5 +51,6 @@ void scale_from_host_chunked(const float* mapped_in, float* device_out, size_t n
 /// Rules, checked from what runs (ScaleFromHostTechnique, and a call of ScaleFromHostPerf drawn
 /// at random): a kernel of your own reads
 /// `mapped_in` directly; no copy of any kind (no cudaMemcpy to stage it on the device);
-/// everything on `stream`.
+/// everything on `stream`, on views one float into their buffers too
+/// (ScaleFromHostTechnique.OffsetViewsStayOnTheGivenStream).
 void scale_from_host(const float* mapped_in, float* device_out, size_t n, cudaStream_t stream);

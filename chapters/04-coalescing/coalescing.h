@@ -7,8 +7,8 @@
 /// **Rules** (checked by the `...Technique` tests from what ran, and on a call of each perf test
 /// drawn at random, at its size):
 /// - Your own kernels only (no cuBLAS, CUB or Thrust), on the stream you are given
-///   (AdvanceSoATechnique.OwnKernelOnTheGivenStream, RowSumsCoalescedTechnique, AdvanceSoAPerf,
-///   RowSumsCoalescedPerf).
+///   (AdvanceSoATechnique.OwnKernelOnTheGivenStream, AdvanceSoATechnique.OffsetViewsOnTheGivenStream,
+///   RowSumsCoalescedTechnique, AdvanceSoAPerf, RowSumsCoalescedPerf).
 /// - `row_sums_coalesced`: the lanes of a warp read a row side by side; counted while the
 ///   kernels run on a matrix of 3 rows of 2^18 floats, the global loads a warp executes move at
 ///   least 96 bytes each on average (a warp's 32 lanes x 4 bytes = 128; one thread per row moves
@@ -16,12 +16,13 @@
 ///   (RowSumsCoalescedCountedTechnique.AWarpReadsEachRowSideBySide).
 /// - Only the CUDA runtime (CodePolicy).
 ///
-/// **Domain** (both functions): pointers may be views into larger arrays, at any float's address
-/// (not only 16-byte aligned: AdvanceSoAViews, RowSumsCoalescedViews); inputs and outputs do not
-/// overlap. Calls are independent: a later call with other sizes or pointers owes nothing to an
-/// earlier one (AdvanceSoARepeated, RowSumsCoalescedRepeated). Work is enqueued on `stream`; the
+/// **Domain** (both functions): pointers may be views into larger arrays, each at any float's
+/// address of its own (not only 16-byte aligned: AdvanceSoAViews, RowSumsCoalescedViews); inputs
+/// and outputs do not overlap. Calls are independent: a later call with other sizes or pointers
+/// owes nothing to an earlier one (AdvanceSoARepeated, RowSumsCoalescedRepeated). Work is enqueued on `stream`; the
 /// caller synchronises and checks errors. `count` may be 0 (nothing to do: no launch, since a grid
-/// of 0 blocks is an error) and any count whose arrays fit in device memory (AdvanceSoA).
+/// of 0 blocks is an error) and up to 2^31 - 1 (AdvanceSoA): 2^31 particles take 48 GiB in six
+/// arrays, too much to test beside other submissions, so larger counts are not promised.
 /// `rows` >= 0 and `cols` >= 0 (RowSumsCoalesced): rows = 0 writes nothing, cols = 0 writes sums of
 /// 0; rows may exceed what a grid's y dimension holds (3,000,000 x 1), and rows x cols may exceed
 /// 2^31 elements (RowSumsCoalescedDeviceWide: 65537 x 32768 floats), so element indices need 64

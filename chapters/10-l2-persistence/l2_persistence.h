@@ -47,7 +47,8 @@ L2WindowPlan plan_persisting_window(std::size_t hot_bytes, std::size_t max_persi
 
 /// Makes the L2 keep `hot` (hot_bytes long) for the work on `stream`: sets the carve-out and a
 /// window on `stream` (persisting hits, streaming misses) as `plan_persisting_window` plans for
-/// this device. Returns the plan used.
+/// this device. Returns the plan used. Any hot_bytes from 1 byte on gets its window
+/// (SmallWindowTechnique).
 L2WindowPlan set_persisting_window(cudaStream_t stream, const void* hot, std::size_t hot_bytes);
 
 /// Undoes `set_persisting_window`: no window on `stream`, persisting lines back to normal

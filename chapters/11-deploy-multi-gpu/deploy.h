@@ -24,8 +24,11 @@ void heavy_kernel(const float* device_in, float* device_out, size_t n, int itera
 /// Exercise 2 (multi_gpu.cu): host_out = heavy_kernel(host_in), with [0, n) split into
 /// `device_count` nearly equal parts, part d computed on device devices[d]. Host buffers are
 /// pinned. Each device gets its own stream, memory and copies, and all devices work at the
-/// same time. Returns when host_out is complete, with every allocation and stream released
-/// and the caller's current device restored. Returns the first CUDA error, or cudaSuccess.
+/// same time. Returns when host_out is complete (the tests read it the moment the call
+/// returns, MultiGpu.MatchesCpuOnOneDevice), with every allocation and stream released
+/// (ComputeOnDevicesCalls.ReleasesItsMemoryBeforeReturning) and the caller's current device
+/// restored. Returns the first CUDA error, or cudaSuccess. n < 2^31 (larger would take 8 GiB of
+/// pinned memory per buffer to test).
 /// n = 0 or device_count <= 0: cudaSuccess at once, nothing read or written (`devices` may then
 /// be null) (ComputeOnDevicesCalls.NothingToDo). n may be below device_count (empty parts do nothing),
 /// and a device may appear more than once, each entry its own part
@@ -36,6 +39,9 @@ void heavy_kernel(const float* device_in, float* device_out, size_t n, int itera
 /// ComputeOnDevicesDeviceWide.InvalidDeviceIdReleasesWhatItAllocated). These need one GPU.
 /// Rules, checked from what runs (MultiGpuTechnique, two GPUs): kernels and copies run on every
 /// device of the list.
+/// Rules, checked from the runtime calls (ComputeOnDevicesTechnique, one GPU): every stream it
+/// creates is destroyed; memory from cudaMallocAsync is freed on the stream that uses it, or
+/// after waiting for that stream (never while a kernel may still read it).
 cudaError_t compute_on_devices(const float* host_in, float* host_out, size_t n, int iterations, const int* devices,
                                int device_count);
 

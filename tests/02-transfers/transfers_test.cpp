@@ -42,6 +42,13 @@ TEST(PinnedBuffer, AllocatesPinnedHostMemory) {
   EXPECT_EQ(attributes.type, cudaMemoryTypeHost)
       << "the memory is not page-locked: cudaPointerGetAttributes reports " << type_name(attributes.type)
       << ". Allocate it with cudaMallocHost or cudaHostAlloc, not malloc or new.";
+  {
+    // The smallest size that is not 0: one byte is still memory to pin.
+    PinnedBuffer one(1);
+    ASSERT_NE(one.data(), nullptr) << "PinnedBuffer(1).data() is null: only 0 bytes allocates nothing (TODO(1))";
+    EXPECT_EQ(one.size(), size_t{1}) << "PinnedBuffer(1).size() should be 1";
+    EXPECT_EQ(attributes_of(one.data()).type, cudaMemoryTypeHost) << "PinnedBuffer(1)'s byte is not pinned";
+  }
   EXPECT_EQ(PinnedBuffer(0).data(), nullptr) << "PinnedBuffer(0) should allocate nothing";
   EXPECT_EQ(PinnedBuffer(0).size(), size_t{0}) << "PinnedBuffer(0).size() should be 0";
 }
@@ -543,6 +550,47 @@ TEST(ProcessStagedTechnique, FewerChunksThanStreamsUseTheFirstStreams) {
       course::all_close(light_kernel_on_cpu(input), std::vector<float>(host_out.data(), host_out.data() + n), {0, 0}),
       "process_staged"));
   EXPECT_TRUE(staged_rules(ran, streams.streams, chunk_count));
+}
+
+// Fewer elements than chunks: the empty chunks enqueue nothing (no copy of 0 bytes, no kernel),
+// read from the runtime calls made; the non-empty ones each get their upload, kernel and download.
+TEST(ProcessStagedTechnique, EmptyChunksEnqueueNothing) {
+  COURSE_REQUIRE_ACTIVITY();
+  const size_t n = 5;
+  const int stream_count = 3, chunk_count = 16;
+  int nonempty = 0;
+  for (int c = 0; c < chunk_count; ++c) nonempty += n * (c + 1) / chunk_count > n * c / chunk_count ? 1 : 0;
+  const auto input = course::random_floats(n, course::test_seed());
+  course::PinnedHostBuffer<float> host_in(n, "host_in"), host_out(n, "host_out");
+  std::memcpy(host_in.data(), input.data(), n * sizeof(float));
+  std::memset(host_out.data(), 0xFF, n * sizeof(float));  // poison
+  course::DeviceBuffer<float> device_in(n, "device_in"), device_out(n, "device_out");
+  Streams streams(stream_count);
+  const auto ran = course::record_activity([&] {
+    process_staged(host_in.data(), host_out.data(), device_in.data(), device_out.data(), n, streams.streams.data(),
+                   stream_count, chunk_count);
+  });
+  CUDA_CHECK_LAUNCH("process_staged with 5 elements in 16 chunks");
+  ASSERT_TRUE(course::result_is_right_first(
+      course::all_close(light_kernel_on_cpu(input), std::vector<float>(host_out.data(), host_out.data() + n), {0, 0}),
+      "process_staged"));
+  int copy_calls = 0, empty_copies = 0, launches = 0;
+  for (const auto& call : ran.calls) {
+    if (call.name == "cudaLaunchKernel") ++launches;
+    if (call.name.rfind("cudaMemcpy", 0) != 0) continue;
+    ++copy_calls;
+    if (call.name == "cudaMemcpyAsync" && call.value == 0) ++empty_copies;
+  }
+  EXPECT_EQ(empty_copies, 0) << "process_staged(n = 5, 3 streams, 16 chunks) made " << empty_copies
+                             << " copy calls of 0 bytes: an empty chunk enqueues nothing (skip it, TODO(1)).\n"
+                             << ran.calls_summary();
+  EXPECT_EQ(copy_calls, 2 * nonempty) << "process_staged(n = 5, 3 streams, 16 chunks) made " << copy_calls
+                                      << " copy calls for " << nonempty << " non-empty chunks: one upload and one "
+                                      << "download per non-empty chunk, none for an empty one (TODO(1), TODO(2)).\n"
+                                      << ran.calls_summary();
+  EXPECT_EQ(launches, nonempty) << "process_staged(n = 5, 3 streams, 16 chunks) launched " << launches
+                                << " kernels for " << nonempty << " non-empty chunks (TODO(2)).\n"
+                                << ran.calls_summary();
 }
 
 // 2^26 floats (256 MiB) each way. Required: staged time <= 0.8 x sequential, i.e. >= 1.25x

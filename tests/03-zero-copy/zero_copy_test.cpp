@@ -35,6 +35,11 @@ TEST(MappedBuffer, IsPinnedAndMappedForTheDevice) {
   EXPECT_EQ(attributes.type, cudaMemoryTypeHost) << "host() is not pinned host memory";
   EXPECT_EQ(attributes.devicePointer, buffer.device())
       << "device() is not the device address of host() that cudaPointerGetAttributes reports";
+  // The smallest size that is not 0: one byte is still memory to allocate and map.
+  MappedBuffer one(1);
+  EXPECT_NE(one.host(), nullptr) << "MappedBuffer(1).host() is null: only 0 bytes allocates nothing (TODO(1))";
+  EXPECT_NE(one.device(), nullptr) << "MappedBuffer(1).device() is null: only 0 bytes maps nothing (TODO(2))";
+  EXPECT_EQ(one.size(), size_t{1}) << "MappedBuffer(1).size() should be 1";
 }
 
 TEST(MappedBuffer, ReleasesItsMemory) {
@@ -71,6 +76,15 @@ TEST(MappedBuffer, ThrowsWhenTheAllocationFails) {
   REQUIRE_MAPPABLE_HOST_MEMORY();
   if (!course::settings().sanitizer.empty())
     GTEST_SKIP() << "the allocation that fails on purpose here is an error to compute-sanitizer";
+  // The error the allocation itself reports, which the exception must carry (not that of a call
+  // made after it failed, such as cudaHostGetDevicePointer on no memory).
+  void* probe = nullptr;
+  const cudaError_t allocation_error = cudaHostAlloc(&probe, size_t{1} << 62, cudaHostAllocMapped);
+  if (allocation_error == cudaSuccess) {
+    cudaFreeHost(probe);
+    GTEST_SKIP() << "this host pinned 4 EiB: no allocation here can fail";
+  }
+  (void)cudaGetLastError();
   bool threw = false;
   try {
     MappedBuffer buffer(size_t{1} << 62);  // 4 EiB
@@ -80,6 +94,13 @@ TEST(MappedBuffer, ThrowsWhenTheAllocationFails) {
   } catch (const std::runtime_error& error) {
     threw = true;
     std::printf("[  INFO    ] MappedBuffer(2^62 bytes) threw: %s\n", error.what());
+    const std::string what = error.what();
+    EXPECT_TRUE(what.find(cudaGetErrorString(allocation_error)) != std::string::npos ||
+                what.find(cudaGetErrorName(allocation_error)) != std::string::npos)
+        << "MappedBuffer(2^62 bytes) threw \"" << what << "\", which does not name the allocation's error, "
+        << cudaGetErrorName(allocation_error) << " (\"" << cudaGetErrorString(allocation_error) << "\"): throw with "
+        << "cudaGetErrorString of cudaHostAlloc's error, and ask cudaHostGetDevicePointer only when it succeeded "
+        << "(TODO(1), TODO(2))";
   } catch (...) {
     ADD_FAILURE() << "MappedBuffer(2^62 bytes) threw something other than std::runtime_error (TODO(1))";
   }
@@ -195,7 +216,7 @@ TEST(ScaleFromHostCalls, CallAfterCallWithOtherSizes) {
 }
 
 // Views one float into their allocations: `mapped_in` or `device_out` (or both) 4 bytes past a
-// 16-byte boundary. float4 loads or stores there fault ("misaligned address") unless the kernel
+// 16-byte boundary, after a call on aligned pointers in the same process. float4 loads or stores there fault ("misaligned address") unless the kernel
 // checks the alignment first; n = 4097 is no multiple of 4 either.
 TEST(ScaleFromHostCalls, OffsetViews) {
   REQUIRE_MAPPABLE_HOST_MEMORY();
@@ -203,7 +224,7 @@ TEST(ScaleFromHostCalls, OffsetViews) {
   const size_t n = 4097;
   const struct {
     size_t in_offset, out_offset;
-  } views[] = {{1, 0}, {0, 1}, {1, 1}, {3, 2}};
+  } views[] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}, {3, 2}};  // aligned first: a choice kept from it must not stick
   for (const auto& view : views) {
     SCOPED_TRACE("mapped_in " + std::to_string(view.in_offset) + " float(s) into its buffer, device_out " +
                  std::to_string(view.out_offset) + " float(s) into its buffer");
@@ -251,6 +272,31 @@ TEST(ScaleFromHostTechnique, OwnKernelReadsMappedMemoryWithoutCopies) {
                                             "scale_from_host"));
   EXPECT_TRUE(scale_from_host_rules(ran))
       << "zero-copy means the kernel reads host memory over the bus: no staging copy to the device.";
+}
+
+// The same rules on views one float into their buffers, where 16-byte loads are not allowed: the
+// kernel that runs there (a scalar one, if the aligned case has its own) is also on the stream.
+TEST(ScaleFromHostTechnique, OffsetViewsStayOnTheGivenStream) {
+  REQUIRE_MAPPABLE_HOST_MEMORY();
+  if (!course::settings().sanitizer.empty()) GTEST_SKIP() << "activity is not recorded under compute-sanitizer";
+  const size_t n = 100003;
+  const auto input = course::random_floats(n + 1, course::test_seed());
+  MappedFloats mapped(input);
+  course::DeviceBuffer<float> out(n + 1, "device_out");
+  out.poison();
+  course::Stream stream;
+  const auto ran = course::record_activity_on(stream.get(), [&] {
+    scale_from_host(mapped.device() + 1, out.data() + 1, n, stream);
+  });
+  CUDA_CHECK_LAUNCH("scale_from_host on views one float into their buffers");
+  const auto written = out.download();
+  const std::vector<float> in_view(input.begin() + 1, input.end());
+  ASSERT_TRUE(course::result_is_right_first(
+      course::all_close(scale_on_cpu(in_view), std::vector<float>(written.begin() + 1, written.end()), {0, 0}),
+      "scale_from_host on views one float into their buffers"));
+  EXPECT_TRUE(scale_from_host_rules(ran))
+      << "on views one float into their buffers too, the kernel must run on `stream` and read the mapped memory "
+         "itself.";
 }
 
 // 256 MiB read once over the bus. Required: 0.7 of pinned H2D cudaMemcpy copies timed between

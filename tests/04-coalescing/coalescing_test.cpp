@@ -99,6 +99,41 @@ TEST(AdvanceSoAViews, ArraysOffsetFromSixteenBytes) {
   EXPECT_TRUE(course::all_close(expected(host.z, host.vz, 3, 2), device.z.download(), kStepTolerance)) << "z";
 }
 
+// One array at a time one float past a 16-byte boundary, the five others aligned: a 16-byte
+// access needs all six arrays aligned, so the check must look at every one of them (a kernel
+// chosen on the alignment of some arrays only faults on the one it did not check).
+TEST(AdvanceSoAViews, OneArrayOffsetFromSixteenBytes) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  const std::size_t n = 4099;
+  const char* const names[6] = {"x", "y", "z", "vx", "vy", "vz"};
+  for (int k = 0; k < 6 && !::testing::Test::HasFailure(); ++k) {
+    SCOPED_TRACE(std::string("only ") + names[k] + " starts one float past a 16-byte boundary");
+    const HostParticles host(n + 1, course::test_seed() + k);
+    DeviceParticles device(host);
+    std::size_t offset[6] = {0, 0, 0, 0, 0, 0};
+    offset[k] = 1;
+    ParticlesSoA view{device.x.data() + offset[0],  device.y.data() + offset[1],  device.z.data() + offset[2],
+                      device.vx.data() + offset[3], device.vy.data() + offset[4], device.vz.data() + offset[5], n};
+    course::Stream stream;
+    advance_soa(view, kDt, stream);
+    const std::string call = std::string("advance_soa with only ") + names[k] +
+                             " one float past a 16-byte boundary (16-byte accesses need every array aligned: check all six)";
+    CUDA_CHECK_LAUNCH(call.c_str());
+    auto expected = [&](const std::vector<float>& p, const std::vector<float>& v, std::size_t poff, std::size_t voff) {
+      std::vector<double> e(p.begin(), p.end());
+      for (std::size_t i = 0; i < n; ++i) e[poff + i] = double{p[poff + i]} + double{v[voff + i]} * kDt;
+      return e;
+    };
+    EXPECT_TRUE(course::all_close(expected(host.x, host.vx, offset[0], offset[3]), device.x.download(), kStepTolerance))
+        << "x of " << n << " particles with only " << names[k] << " offset from a 16-byte boundary";
+    EXPECT_TRUE(course::all_close(expected(host.y, host.vy, offset[1], offset[4]), device.y.download(), kStepTolerance))
+        << "y, with only " << names[k] << " offset";
+    EXPECT_TRUE(course::all_close(expected(host.z, host.vz, offset[2], offset[5]), device.z.download(), kStepTolerance))
+        << "z, with only " << names[k] << " offset";
+  }
+}
+
 // A second call in the same process with another count (and other arrays): nothing of the first
 // call may be kept for it.
 TEST(AdvanceSoARepeated, SecondCallWithAnotherCount) {
@@ -339,6 +374,26 @@ TEST(AdvanceSoATechnique, OwnKernelOnTheGivenStream) {
   CUDA_CHECK_LAUNCH("advance_soa");
   ASSERT_TRUE(course::result_is_right_first(
       course::all_close(stepped(host.x, host.vx), device.x.download(), kStepTolerance), "advance_soa"));
+  EXPECT_TRUE(advance_soa_rules(ran));
+}
+
+// The same rules on arrays one to three floats past a 16-byte boundary, where 16-byte accesses are
+// not allowed: the kernel that runs there (a scalar one, if the aligned case has its own) is also
+// on the stream.
+TEST(AdvanceSoATechnique, OffsetViewsOnTheGivenStream) {
+  COURSE_REQUIRE_ACTIVITY();
+  const std::size_t n = 100003;
+  const HostParticles host(n + 3, course::test_seed());
+  DeviceParticles device(host);
+  ParticlesSoA view{device.x.data() + 1,  device.y.data() + 2,  device.z.data() + 3,
+                    device.vx.data() + 3, device.vy.data() + 1, device.vz.data() + 2, n};
+  course::Stream stream;
+  const auto ran = course::record_activity_on(stream.get(), [&] { advance_soa(view, kDt, stream); });
+  CUDA_CHECK_LAUNCH("advance_soa on arrays offset by 1 to 3 floats");
+  std::vector<double> expected(host.x.begin(), host.x.end());
+  for (std::size_t i = 0; i < n; ++i) expected[1 + i] = double{host.x[1 + i]} + double{host.vx[3 + i]} * kDt;
+  ASSERT_TRUE(course::result_is_right_first(course::all_close(expected, device.x.download(), kStepTolerance),
+                                            "advance_soa on arrays offset from 16-byte boundaries"));
   EXPECT_TRUE(advance_soa_rules(ran));
 }
 

@@ -203,6 +203,29 @@ INSTANTIATE_TEST_SUITE_P(HotSizes, PersistingWindowTechnique,
                                            std::size_t{256} << 20),
                          [](const auto& info) { return "MiB" + std::to_string(info.param >> 20); });
 
+// The smallest hot buffer, one byte: the plan is {1, 1, 1} and the stream gets a window on it
+// like any other (kills a guard that takes a window of 1 byte, or any small one, for "no
+// persisting L2"); clearing removes it.
+TEST(SmallWindowTechnique, OneByteHotBufferGetsItsWindow) {
+  COURSE_REQUIRE_GPU();
+  const std::size_t max_persisting = static_cast<std::size_t>(attribute(cudaDevAttrMaxPersistingL2CacheSize));
+  const std::size_t max_window = static_cast<std::size_t>(attribute(cudaDevAttrMaxAccessPolicyWindowSize));
+  if (max_persisting == 0 || max_window == 0) GTEST_SKIP() << "this GPU has no persisting L2 (compute capability < 8.0)";
+  course::DeviceBuffer<float> hot(1);
+  course::Stream stream(cudaStreamNonBlocking);
+  const L2WindowPlan plan = set_persisting_window(stream, hot.data(), 1);
+  const StreamWindow set = observe(stream);
+  EXPECT_EQ(plan.window_bytes, 1u) << "a hot buffer of 1 byte: the returned plan's window is min(hot, max window) = 1 "
+                                   << "(TODO(2))";
+  EXPECT_EQ(plan.carve_out_bytes, 1u) << "a hot buffer of 1 byte: the returned plan's carve-out is 1 (TODO(2))";
+  EXPECT_GT(set.window.num_bytes, 0u) << "a hot buffer of 1 byte: set_persisting_window left no window on the stream; "
+                                      << "only an empty plan (window 0) means nothing to set (TODO(4))";
+  EXPECT_EQ(set.window.base_ptr, static_cast<void*>(hot.data()))
+      << "a hot buffer of 1 byte: the stream's window does not start at the hot buffer (TODO(4))";
+  clear_persisting_window(stream);
+  EXPECT_EQ(observe(stream).window.num_bytes, 0u) << "the stream still has a window after clearing (TODO(5))";
+}
+
 // Every call plans and sets for its own buffer: a second window in the same program (each test
 // case runs in a fresh process, so the tests above only ever see a first one) gets its own
 // carve-out, and a window set again after clearing gets one again.

@@ -2,6 +2,7 @@
 // the reference. The FatBinary tests need no GPU: they run in CI too.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <set>
@@ -94,15 +95,18 @@ void expect_correct_on(const std::vector<int>& devices, size_t n) {
   CUDA_CHECK(cudaSetDevice(devices.back()));
   const cudaError_t status =
       compute_on_devices(host_in.data(), host_out.data(), n, iterations, devices.data(), static_cast<int>(devices.size()));
+  // What host_out holds the moment the call returns (before the CPU's reference takes its time):
+  // the contract promises it complete then, not some time later.
+  const std::vector<float> returned(host_out.data(), host_out.data() + n);
   ASSERT_EQ(status, cudaSuccess) << "compute_on_devices returned " << cudaGetErrorName(status) << ": "
                                  << cudaGetErrorString(status) << " (TODO(1)-(3))";
   int current = -1;
   CUDA_CHECK(cudaGetDevice(&current));
   EXPECT_EQ(current, devices.back()) << "compute_on_devices did not restore the caller's current device";
   // The same fmaf chain on both sides: exact.
-  EXPECT_TRUE(course::all_close(heavy_on_cpu(input, iterations), std::vector<float>(host_out.data(), host_out.data() + n),
-                                {0, 0}))
-      << "compute_on_devices over " << devices.size() << " device(s), n = " << n;
+  EXPECT_TRUE(course::all_close(heavy_on_cpu(input, iterations), returned, {0, 0}))
+      << "compute_on_devices over " << devices.size() << " device(s), n = " << n << ", host_out as it was when the "
+      << "call returned: wait for every device's stream before returning (TODO(3))";
 }
 
 TEST(MultiGpu, MatchesCpuOnOneDevice) {
@@ -159,6 +163,30 @@ TEST(ComputeOnDevicesCalls, NothingToDo) {
         << "compute_on_devices with " << call.what << " wrote into host_out";
   }
   expect_correct_on({0}, 1000);  // and then some work
+}
+
+// Bytes of device `device`'s default memory pool in use (cudaMallocAsync's memory not yet freed).
+std::uint64_t pool_used_bytes(int device) {
+  cudaMemPool_t pool = nullptr;
+  CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+  std::uint64_t used = 0;
+  CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used));
+  return used;
+}
+
+// Every allocation released when the call returns: memory from the stream-ordered pool is
+// counted per process (cudaMemPoolAttrUsedMemCurrent), so this needs no DeviceWide run. Two parts
+// on device 0 (one GPU is enough), then a second call: nothing may stay allocated.
+TEST(ComputeOnDevicesCalls, ReleasesItsMemoryBeforeReturning) {
+  COURSE_REQUIRE_GPU();
+  const std::uint64_t before = pool_used_bytes(0);
+  expect_correct_on({0, 0}, (size_t{1} << 20) + 5);
+  if (HasFatalFailure()) return;
+  expect_correct_on({0}, 1000);
+  const std::uint64_t after = pool_used_bytes(0);
+  EXPECT_EQ(after, before) << "device 0's memory pool holds " << (after - std::min(after, before))
+                           << " bytes more after compute_on_devices returned than before: free every part's input "
+                           << "and output (cudaFreeAsync or cudaFree) before returning (TODO(3))";
 }
 
 // An id that is not a device: cudaErrorInvalidDevice (wherever it is in the list, whatever n),
@@ -332,6 +360,63 @@ TEST(MultiGpuTechnique, EveryDeviceComputesAndCopiesItsPart) {
   EXPECT_EQ(copying.size(), 2u) << "copies ran on " << copying.size()
                                 << " device(s): each device uploads and downloads its own part (TODO(2)).\n"
                                 << ran.summary();
+}
+
+// The rule for what compute_on_devices releases, from its runtime calls (one GPU, two parts on
+// device 0): every stream it creates is destroyed, and memory from cudaMallocAsync is freed in
+// the order of the stream that uses it: on that stream, or after waiting for it. Freed on
+// another stream (the legacy default stream, say) without a wait, it goes back to the pool
+// while the kernel may still read it: a use after free that another allocation turns into
+// wrong results.
+TEST(ComputeOnDevicesTechnique, FreesInStreamOrderAndDestroysItsStreams) {
+  COURSE_REQUIRE_ACTIVITY();
+  const size_t n = (size_t{1} << 20) + 5;
+  const int iterations = 64;
+  const auto input = course::random_floats(n, course::test_seed());
+  course::PinnedHostBuffer<float> host_in(n, "host_in"), host_out(n, "host_out");
+  std::memcpy(host_in.data(), input.data(), n * sizeof(float));
+  std::memset(host_out.data(), 0xFF, n * sizeof(float));
+  const int devices[] = {0, 0};
+  CUDA_CHECK(cudaSetDevice(0));
+  cudaError_t status = cudaSuccess;
+  const auto ran = course::record_activity(
+      [&] { status = compute_on_devices(host_in.data(), host_out.data(), n, iterations, devices, 2); });
+  ASSERT_EQ(status, cudaSuccess) << "compute_on_devices returned " << cudaGetErrorName(status) << " (TODO(1)-(3))";
+  ASSERT_TRUE(course::result_is_right_first(
+      course::all_close(heavy_on_cpu(input, iterations), std::vector<float>(host_out.data(), host_out.data() + n), {0, 0}),
+      "compute_on_devices"));
+  std::vector<const void*> streams;                       // created, not yet destroyed
+  std::vector<std::pair<const void*, const void*>> live;  // cudaMallocAsync's pointer and stream
+  std::vector<const void*> waited;                        // streams waited for on the host
+  bool device_waited = false;
+  for (std::size_t i = 0; i < ran.calls.size(); ++i) {
+    const auto& c = ran.calls[i];
+    if (c.result != cudaSuccess) continue;
+    if (c.name.rfind("cudaStreamCreate", 0) == 0 && c.object != nullptr) {
+      streams.push_back(c.object);
+    } else if (c.name == "cudaStreamDestroy") {
+      streams.erase(std::remove(streams.begin(), streams.end(), c.object), streams.end());
+    } else if ((c.name == "cudaMallocAsync" || c.name == "cudaMallocFromPoolAsync") && c.object != nullptr) {
+      live.emplace_back(c.object, c.stream);
+    } else if (c.name == "cudaStreamSynchronize") {
+      waited.push_back(c.stream);
+    } else if (c.name == "cudaDeviceSynchronize" || c.name == "cudaEventSynchronize" || c.name == "cudaStreamWaitEvent") {
+      device_waited = true;  // an order the rule does not follow further: accepted
+    } else if (c.name == "cudaFreeAsync") {
+      const auto a = std::find_if(live.begin(), live.end(), [&](const auto& l) { return l.first == c.object; });
+      if (a == live.end()) continue;
+      const bool ordered = c.stream == a->second || device_waited ||
+                           std::find(waited.begin(), waited.end(), a->second) != waited.end();
+      EXPECT_TRUE(ordered) << "call " << i << ": cudaFreeAsync(" << c.object << ") on stream " << c.stream
+                           << ", but it was allocated on stream " << a->second << " and nothing waited for that "
+                           << "stream: the kernel may still read it when it goes back to the pool. Allocate, use and "
+                           << "free it on the part's stream, or free it after synchronising that stream (TODO(2), "
+                           << "TODO(3))\n" << ran.calls_summary();
+      live.erase(a);
+    }
+  }
+  EXPECT_TRUE(streams.empty()) << "compute_on_devices created " << streams.size() << " stream(s) that it did not "
+                               << "destroy: release every stream before returning (TODO(3))\n" << ran.calls_summary();
 }
 
 // With peer access, the copy goes directly from device to device (one peer copy), not through
