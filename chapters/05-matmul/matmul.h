@@ -10,9 +10,12 @@
 /// multiples of the tile; sizes below 1 are not promised), as long as A, B and C fit in device
 /// memory together. So C may have more rows or columns than a grid's y dimension holds
 /// (65535 blocks: MatmulTiled/GridLimits, 8,500,000 x 1 and 1 x 2^21 + 4) and more than 2^31
-/// elements (...DeviceWide: 65537 x 32768; A·Aᵀ 46341 x 46341): index in 64 bits. For A·Aᵀ the
-/// M x M floats of C must fit in device memory, which keeps M below 200,000 on today's GPUs.
-/// Pointers may be views at any float's address, not only 16-byte aligned (...Views); C does
+/// elements (...DeviceWide: C 65537 x 32768, A 70000 x 32768; A·Aᵀ 46341 x 46341): index in 64
+/// bits. For A·Aᵀ the M x M floats of C must fit in device memory, which keeps M below 200,000
+/// on today's GPUs.
+/// Pointers may be views at any float's address, not only 16-byte aligned (...Views); only the
+/// elements of A and B are read, whatever the floats around them hold, NaN included
+/// (MatmulTiledViews.OnlyTheOperandsAreRead, AatTiledViews.OnlyTheOperandIsRead); C does
 /// not overlap A or B. Calls are independent: a later call with other sizes or pointers owes
 /// nothing to an earlier one (...Repeated).
 #pragma once

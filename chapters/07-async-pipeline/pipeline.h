@@ -30,6 +30,9 @@
 ///   float4s): cudaMalloc's pointers or views offset from them by a multiple of 4 floats.
 ///   Only out[0, n) is written (MirrorTilesPipelinedCalls.OffsetViews, MirrorTilesBulkStretchCalls.OffsetViews).
 ///   Other offsets are outside the contract.
+/// - Only in[0, n) is read (and the rest of the 16-byte granule of in[n - 1]): `in` may end where
+///   mapped memory ends, so a partial last tile is never copied whole
+///   (MirrorTilesPipelinedCalls.ReadsOnlyInsideIn, MirrorTilesBulkStretchCalls.ReadsOnlyInsideIn).
 /// - `in` and `out` must not overlap (the kernels take them __restrict__).
 /// - Calls are independent: a call with other n and other data right after another gives its
 ///   own result, nothing is kept from one call to the next

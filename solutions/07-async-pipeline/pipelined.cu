@@ -63,11 +63,13 @@ __global__ void __launch_bounds__(kPipelineThreads) pipelined_kernel(const float
   pipelined_body<S>(in, out, n);
 }
 
+#ifdef COURSE_REFERENCE_VARIANTS  // the calibration's launcher; the tests launch through the given code
 template <int S>
 void launch(const float* in, float* out, size_t n, cudaStream_t stream) {
   if (n == 0) return;
   pipelined_kernel<S><<<pipeline_grid_size(), kPipelineThreads, 0, stream>>>(in, out, n);
 }
+#endif
 
 }  // namespace
 

@@ -59,6 +59,42 @@ void expect_matches_cpu(MatmulFunction function, const char* name, const GemmSha
       << " differs from a double-precision CPU product (tolerance grows with K).";
 }
 
+// Floats of NaN (the poison) on each side of the operands: a multiple of 4, so the views keep
+// their buffers' 16-byte alignment, and more than an edge tile reaches past them.
+constexpr std::size_t kNanMargin = 4096;
+
+// Uploads `values` into `buffer` at kNanMargin, all else of it NaN; returns the view.
+float* upload_between_nans(course::DeviceBuffer<float>& buffer, const std::vector<float>& values) {
+  buffer.poison();  // 0xFF bytes: NaN
+  CUDA_CHECK(cudaMemcpy(buffer.data() + kNanMargin, values.data(), values.size() * sizeof(float),
+                        cudaMemcpyHostToDevice));
+  return buffer.data() + kNanMargin;
+}
+
+// Only the operands are read: A and B lie inside buffers whose other elements are NaN. A load of
+// an edge tile without its bound check reads past the last row of A or of B; even where that
+// value is multiplied by the zero that stands for a missing element, NaN times 0 is NaN, and the
+// row or column of C it feeds turns NaN. K is off the tile (45 and 44), so the last tile along K
+// is partial; N = 36 with K = 44 keeps rows in whole float4s, N = 31 does not.
+void expect_reads_only_the_operands(MatmulFunction function, const char* name, const GemmShape& shape) {
+  const auto [M, K, N] = shape;
+  const auto a = course::random_floats(static_cast<size_t>(M) * K, course::test_seed());
+  const auto b = course::random_floats(static_cast<size_t>(K) * N, course::test_seed() + 1);
+  course::DeviceBuffer<float> A(a.size() + 2 * kNanMargin, "A"), B(b.size() + 2 * kNanMargin, "B"),
+      C(static_cast<size_t>(M) * N, "C");
+  const float* a_view = upload_between_nans(A, a);
+  const float* b_view = upload_between_nans(B, b);
+  C.poison();
+  course::Stream stream;
+  function(a_view, b_view, C.data(), M, N, K, stream);
+  CUDA_CHECK_LAUNCH(name);
+  EXPECT_TRUE(course::all_close(matmul_reference::matmul_cpu(a, b, M, N, K), C.download(), dot_product_tolerance(K),
+                                {static_cast<size_t>(M), static_cast<size_t>(N)}))
+      << name << " with A " << M << "x" << K << ", B " << K << "x" << N << " inside buffers whose other elements are "
+      << "NaN differs from the CPU product: it read outside A or B (NaN times the zero of a missing element is "
+      << "still NaN). Check the bounds of every load of an edge tile, rows and columns (TODO(2)).";
+}
+
 // Past the grid's y dimension (65535 blocks): 8,500,000 rows of C are more than 65535 tiles of 32
 // or of 128 rows; 2^21 + 1 and 2^21 + 4 columns more than 65535 tiles of 32. Cheap in memory (C is
 // a column or a row).
@@ -85,6 +121,37 @@ void expect_more_than_2_to_31_outputs(MatmulFunction function, const char* name)
       << name << " with A 65537x1, B 1x32768: C has more than 2^31 elements (index it in std::size_t)";
 }
 
+// Then A with more than 2^31 elements (70000 x 32768 floats, 9.2 GB, after the first part's
+// buffers are freed), B a column (N = 1): an index of A computed in 32-bit ints (row * K) wraps
+// from row 65536 on. A is filled on the GPU from the judge's generator; C is checked at its last
+// 32 rows and at 32 random ones.
+void expect_a_with_more_than_2_to_31_elements(MatmulFunction function, const char* name) {
+  const int M = 70000, K = 32768, N = 1;
+  const std::size_t count = static_cast<size_t>(M) * K;
+  const std::uint64_t seed = course::test_seed() + 21;
+  const auto b = course::random_floats(K, course::test_seed() + 22);
+  course::DeviceBuffer<float> A(count, "A"), B(b, "B"), C(M, "C");
+  course::Stream stream;
+  course::fill_random_floats(A.data(), count, seed, -1.0f, 1.0f, stream);
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  C.poison();
+  function(A.data(), B.data(), C.data(), M, N, K, stream);
+  CUDA_CHECK_LAUNCH(name);
+  course::FreshElements fresh(course::test_seed() + 23);
+  std::vector<std::size_t> rows = fresh.distinct_places(M, 32);
+  for (std::size_t r = M - 32; r < static_cast<std::size_t>(M); ++r) rows.push_back(r);
+  rows = course::merged_places(rows, {});
+  const auto row_times_b = [&](std::size_t r) {
+    double sum = 0;
+    for (int k = 0; k < K; ++k) sum += double{course::random_float_at(seed, r * K + k)} * b[k];
+    return sum;
+  };
+  EXPECT_TRUE(course::check_at(C.data(), rows, row_times_b, dot_product_tolerance(K), "C",
+                               {static_cast<size_t>(M), static_cast<size_t>(N)}))
+      << name << " with A 70000x32768, B 32768x1: A has more than 2^31 elements, and from row 65536 on row * K "
+      << "passes 2^31 (index A in std::size_t)";
+}
+
 class MatmulTiled : public ::testing::TestWithParam<GemmShape> {};
 TEST_P(MatmulTiled, MatchesCpu) {
   COURSE_REQUIRE_GPU();
@@ -102,6 +169,12 @@ TEST(MatmulTiledViews, OperandsOffsetByOneFloat) {
   expect_matches_cpu(matmul_tiled, "matmul_tiled", {1031, 76, 2052}, 1);
 }
 
+TEST(MatmulTiledViews, OnlyTheOperandsAreRead) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  expect_reads_only_the_operands(matmul_tiled, "matmul_tiled", {33, 45, 31});
+}
+
 // A second call in the same process with other sizes (and buffers): nothing of the first call
 // (its grid, its result) may be kept for it.
 TEST(MatmulTiledRepeated, SecondCallWithOtherSizes) {
@@ -115,6 +188,8 @@ TEST(MatmulTiledDeviceWide, MoreThan2To31Outputs) {
   COURSE_REQUIRE_GPU();
   SCOPED_TRACE(course::seed_note());
   expect_more_than_2_to_31_outputs(matmul_tiled, "matmul_tiled");
+  if (HasFailure()) return;
+  expect_a_with_more_than_2_to_31_elements(matmul_tiled, "matmul_tiled");
 }
 
 class MatmulRegisterTiledStretch : public ::testing::TestWithParam<GemmShape> {};
@@ -125,8 +200,11 @@ TEST_P(MatmulRegisterTiledStretch, MatchesCpu) {
 }
 INSTANTIATE_TEST_SUITE_P(Shapes, MatmulRegisterTiledStretch, ::testing::ValuesIn(kGemmShapes), gemm_name);
 // Large enough for the reference's 128 x 256 tiles to fill a GPU of up to 162 SMs, and off them on
-// every side (rows, columns, and K in steps of 16).
-const GemmShape kLargeGemmShapes[] = {{1031, 75, 2052}};
+// every side (rows, columns, and K in steps of 16). 1031 x 2048 with K = 260: N in whole float4s
+// and 72 of those tiles (enough for half the SMs of a GPU of up to 144), so the reference runs its
+// warp-tiled kernel (asynchronous copies, 17 steps of 16 through a pipeline of 4 stages, the last
+// partial), which the other shapes do not reach.
+const GemmShape kLargeGemmShapes[] = {{1031, 75, 2052}, {1031, 260, 2048}};
 INSTANTIATE_TEST_SUITE_P(LargeShapes, MatmulRegisterTiledStretch, ::testing::ValuesIn(kLargeGemmShapes), gemm_name);
 INSTANTIATE_TEST_SUITE_P(GridLimits, MatmulRegisterTiledStretch, ::testing::ValuesIn(kGridLimitShapes), gemm_name);
 
@@ -136,6 +214,13 @@ TEST(MatmulRegisterTiledStretchViews, OperandsOffsetByOneFloat) {
   COURSE_REQUIRE_GPU();
   SCOPED_TRACE(course::seed_note());
   expect_matches_cpu(matmul_register_tiled, "matmul_register_tiled", {1031, 76, 2052}, 1);
+}
+
+TEST(MatmulRegisterTiledStretchViews, OnlyTheOperandsAreRead) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  for (const GemmShape& shape : {GemmShape{33, 45, 31}, GemmShape{33, 44, 36}})
+    expect_reads_only_the_operands(matmul_register_tiled, "matmul_register_tiled", shape);
 }
 
 TEST(MatmulRegisterTiledStretchRepeated, SecondCallWithOtherSizes) {
@@ -149,6 +234,8 @@ TEST(MatmulRegisterTiledStretchDeviceWide, MoreThan2To31Outputs) {
   COURSE_REQUIRE_GPU();
   SCOPED_TRACE(course::seed_note());
   expect_more_than_2_to_31_outputs(matmul_register_tiled, "matmul_register_tiled");
+  if (HasFailure()) return;
+  expect_a_with_more_than_2_to_31_elements(matmul_register_tiled, "matmul_register_tiled");
 }
 
 // ---------------------------------------------------------------- correctness, C = A·Aᵀ
@@ -194,6 +281,26 @@ TEST(AatTiledViews, OperandsOffsetByOneFloat) {
   COURSE_REQUIRE_GPU();
   SCOPED_TRACE(course::seed_note());
   expect_aat_matches_cpu({517, 76}, 1);
+}
+
+// Only A is read: it lies inside a buffer whose other elements are NaN (see
+// expect_reads_only_the_operands); K = 45 is off the tile.
+TEST(AatTiledViews, OnlyTheOperandIsRead) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  const int M = 33, K = 45;
+  const auto a = course::random_floats(static_cast<size_t>(M) * K, course::test_seed());
+  course::DeviceBuffer<float> A(a.size() + 2 * kNanMargin, "A"), C(static_cast<size_t>(M) * M, "C");
+  const float* a_view = upload_between_nans(A, a);
+  C.poison();
+  course::Stream stream;
+  aat_tiled(a_view, C.data(), M, K, stream);
+  CUDA_CHECK_LAUNCH("aat_tiled");
+  EXPECT_TRUE(course::all_close(matmul_reference::aat_cpu(a, M, K), C.download(), dot_product_tolerance(K),
+                                {static_cast<size_t>(M), static_cast<size_t>(M)}))
+      << "aat_tiled with A " << M << "x" << K << " inside a buffer whose other elements are NaN differs from the "
+      << "CPU A·Aᵀ: it read outside A (NaN times the zero of a missing element is still NaN). Check the bounds "
+      << "of both tiles' loads (TODO(2)).";
 }
 
 TEST(AatTiledRepeated, SecondCallWithOtherSizes) {
@@ -360,23 +467,32 @@ TEST(AatTiledCountedTechnique, OperandGoesThroughTheSharedTiles) {
 }
 
 // Register tiling: each thread computes a block of C, so there are far fewer threads than
-// outputs (at least 4 outputs per thread), and the operands come through shared memory.
-constexpr int kRegisterM = 1024, kRegisterN = 1024, kRegisterK = 256;
+// outputs (at least 4 outputs per thread), and the operands come through shared memory. Two
+// sizes, so that every kernel a solution picks by size is judged: at 1024 x 1024 the reference
+// runs its 128 x 128 kernel, at 1152 x 2048 (72 tiles of 128 x 256, half the SMs of a GPU of up
+// to 144) its warp-tiled one.
+const GemmShape kRegisterShapes[] = {{1024, 256, 1024}, {1152, 64, 2048}};
 
 TEST(MatmulRegisterTiledStretchTechnique, SeveralOutputsPerThreadFromSharedTiles) {
   COURSE_REQUIRE_ACTIVITY();
-  const auto ran = record_gemm(matmul_register_tiled, "matmul_register_tiled", kRegisterM, kRegisterN, kRegisterK);
-  if (HasFailure()) return;
-  EXPECT_TRUE(register_tiled_rules(kRegisterM, kRegisterN, kRegisterK)(ran));
+  for (const auto& [M, K, N] : kRegisterShapes) {
+    SCOPED_TRACE("C " + std::to_string(M) + " x " + std::to_string(N) + ", K = " + std::to_string(K));
+    const auto ran = record_gemm(matmul_register_tiled, "matmul_register_tiled", M, N, K);
+    if (HasFailure()) return;
+    EXPECT_TRUE(register_tiled_rules(M, N, K)(ran));
+  }
 }
 
 TEST(MatmulRegisterTiledStretchCountedTechnique, OperandsGoThroughTheSharedTiles) {
   COURSE_REQUIRE_ACTIVITY();
-  const auto ran = record_gemm(matmul_register_tiled, "matmul_register_tiled", kRegisterM, kRegisterN, kRegisterK,
-                               course::Counting::instructions);
-  if (HasFailure()) return;
-  COURSE_REQUIRE_COUNTED(ran);
-  EXPECT_TRUE(register_tiled_rules(kRegisterM, kRegisterN, kRegisterK)(ran));
+  for (const auto& [M, K, N] : kRegisterShapes) {
+    SCOPED_TRACE("C " + std::to_string(M) + " x " + std::to_string(N) + ", K = " + std::to_string(K));
+    const auto ran = record_gemm(matmul_register_tiled, "matmul_register_tiled", M, N, K,
+                                 course::Counting::instructions);
+    if (HasFailure()) return;
+    COURSE_REQUIRE_COUNTED(ran);
+    EXPECT_TRUE(register_tiled_rules(M, N, K)(ran));
+  }
 }
 
 // ---------------------------------------------------------------- performance

@@ -37,10 +37,12 @@ std::string shape_name(const ::testing::TestParamInfo<Shape>& info) {
 // Square and non-square shapes, multiples of the tile and not, down to a single element and to
 // empty matrices (nothing to launch: a grid of 0 blocks is an error). 5,000,000 x 1 has more rows
 // than a grid's y dimension holds in tiles of 32 or 64 rows (65535 x 64 = 4,194,240), and
-// 1 x 5,000,000 more columns than it holds; both are cheap (20 MB each way).
+// 1 x 5,000,000 more columns than it holds; both are cheap (20 MB each way). 130 x 128: columns a
+// multiple of 64 (and of 32) under several rows of tiles, where a tile count per row of the grid
+// rounded up once too often ((cols + side) / side) shifts every tile after the first row.
 const Shape kShapes[] = {{1, 1},       {32, 32},   {31, 33},     {33, 31},     {1, 77},    {77, 1},
-                         {64, 96},     {65, 63},   {1000, 3000}, {3000, 1000}, {4097, 4095}, {0, 0},
-                         {0, 5},       {5, 0},     {5000000, 1}, {1, 5000000}};
+                         {64, 96},     {65, 63},   {1000, 3000}, {3000, 1000}, {4097, 4095}, {130, 128},
+                         {0, 0},       {0, 5},     {5, 0},       {5000000, 1}, {1, 5000000}};
 
 class TransposeTiled : public ::testing::TestWithParam<Shape> {};
 

@@ -4,8 +4,11 @@
 #include <functional>
 #include <optional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <cuda.h>
 
 #include "course/testing.h"
 #include "pipeline.h"
@@ -149,6 +152,101 @@ void expect_offset_views_right(Launcher launch, const char* name) {
                                << "]: only out[0, n) may be written.";
 }
 
+// The driver's virtual memory calls, looked up through the runtime (the tests do not link
+// libcuda, so that they start on machines without a driver and skip there).
+template <typename Function>
+Function* driver_function(const char* symbol) {
+  void* function = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  CUDA_CHECK(cudaGetDriverEntryPointByVersion(symbol, &function, 12000, cudaEnableDefault, &found));
+  if (found != cudaDriverEntryPointSuccess || function == nullptr)
+    throw std::runtime_error(std::string("the CUDA driver has no ") + symbol +
+                             " (the test could not set up memory that ends at an unmapped page)");
+  return reinterpret_cast<Function*>(function);
+}
+
+// Device memory (CUDA's virtual memory management) whose data ends where a mapped range ends:
+// the next granule of addresses is reserved but not mapped, so a read past the end faults
+// instead of finding a neighbour's bytes or a guard zone. The data starts on a 16-byte
+// boundary, so it ends within 12 bytes of the unmapped addresses.
+class EndsWhereMemoryEnds {
+ public:
+  explicit EndsWhereMemoryEnds(size_t bytes) {
+    int device = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaFree(nullptr));  // the runtime's primary context is current
+    CUmemAllocationProp prop = {};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = device;
+    check(driver_function<decltype(cuMemGetAllocationGranularity)>("cuMemGetAllocationGranularity")(
+              &granularity_, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+          "cuMemGetAllocationGranularity");
+    const size_t padded = (bytes + 15) / 16 * 16;
+    mapped_ = (padded + granularity_ - 1) / granularity_ * granularity_;
+    address_free_ = driver_function<decltype(cuMemAddressFree)>("cuMemAddressFree");
+    unmap_ = driver_function<decltype(cuMemUnmap)>("cuMemUnmap");
+    release_ = driver_function<decltype(cuMemRelease)>("cuMemRelease");
+    check(driver_function<decltype(cuMemAddressReserve)>("cuMemAddressReserve")(&base_, mapped_ + granularity_, 0, 0, 0),
+          "cuMemAddressReserve");
+    reserved_ = true;
+    check(driver_function<decltype(cuMemCreate)>("cuMemCreate")(&handle_, mapped_, &prop, 0), "cuMemCreate");
+    created_ = true;
+    check(driver_function<decltype(cuMemMap)>("cuMemMap")(base_, mapped_, 0, handle_, 0), "cuMemMap");
+    mapped_done_ = true;
+    CUmemAccessDesc access = {};
+    access.location = prop.location;
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    check(driver_function<decltype(cuMemSetAccess)>("cuMemSetAccess")(base_, mapped_, &access, 1), "cuMemSetAccess");
+    data_ = reinterpret_cast<float*>(base_ + mapped_ - padded);
+  }
+  EndsWhereMemoryEnds(const EndsWhereMemoryEnds&) = delete;
+  EndsWhereMemoryEnds& operator=(const EndsWhereMemoryEnds&) = delete;
+  ~EndsWhereMemoryEnds() {  // errors ignored: after a fault the context is gone anyway
+    if (mapped_done_) (void)unmap_(base_, mapped_);
+    if (created_) (void)release_(handle_);
+    if (reserved_) (void)address_free_(base_, mapped_ + granularity_);
+  }
+  float* data() const { return data_; }
+
+ private:
+  static void check(CUresult result, const char* what) {
+    if (result != CUDA_SUCCESS)
+      throw std::runtime_error(std::string(what) + " failed with CUresult " + std::to_string(static_cast<int>(result)) +
+                               " (the test could not set up memory that ends at an unmapped page)");
+  }
+  size_t granularity_ = 0, mapped_ = 0;
+  CUdeviceptr base_ = 0;
+  CUmemGenericAllocationHandle handle_ = 0;
+  bool reserved_ = false, created_ = false, mapped_done_ = false;
+  decltype(cuMemUnmap)* unmap_ = nullptr;
+  decltype(cuMemRelease)* release_ = nullptr;
+  decltype(cuMemAddressFree)* address_free_ = nullptr;
+  float* data_ = nullptr;
+};
+
+// Only in[0, n) is read: `in` ends (to the 16-byte granule) where mapped memory ends, n = 5121
+// (a partial last tile of one element, so 1023 threads of that tile have no element). Kills a
+// kernel that copies the partial last tile whole (a 4 KiB bulk copy, or float4s of threads past
+// n) or lets threads past n read their four elements anyway: the read faults. On the reference
+// nothing is read past the granule of in[n - 1].
+void expect_reads_only_inside_in(Launcher launch, const char* name) {
+  constexpr size_t n = 5121;
+  const auto input = course::random_floats(n, course::test_seed() + 13);
+  EndsWhereMemoryEnds in(n * sizeof(float));
+  CUDA_CHECK(cudaMemcpy(in.data(), input.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+  course::DeviceBuffer<float> out(n, "out");
+  out.poison();
+  course::Stream stream;
+  launch(in.data(), out.data(), n, stream);
+  const std::string what = std::string(name) + " with n = " + std::to_string(n) +
+                           " and `in` ending where mapped memory ends (a fault here is a read past in[n - 1]: "
+                           "copy only whole tiles, and read the partial last tile element by element up to n)";
+  CUDA_CHECK_LAUNCH(what.c_str());
+  EXPECT_TRUE(course::all_close(mirror_tiles_cpu(input), out.download(), {0, 0}))
+      << name << " with n = " << n << " and `in` ending where mapped memory ends: differs from the CPU result.";
+}
+
 // More than 2^32 floats (16 GiB each way): n = 2^32 + 2^20 + 3, so tile and element indices pass
 // both 2^31 and 2^32 and the last tile holds 3 elements. The input is filled on the GPU
 // (course::fill_random_floats); the output is read back on whole tiles: the first, those on both
@@ -222,6 +320,12 @@ TEST(MirrorTilesPipelinedCalls, OffsetViews) {
   expect_offset_views_right(mirror_tiles_pipelined, "mirror_tiles_pipelined");
 }
 
+TEST(MirrorTilesPipelinedCalls, ReadsOnlyInsideIn) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  expect_reads_only_inside_in(mirror_tiles_pipelined, "mirror_tiles_pipelined");
+}
+
 // DeviceWide: 34 GB of device memory, so it runs alone (RUN_SERIAL).
 TEST(MirrorTilesPipelinedDeviceWide, MoreThan2To32Floats) {
   COURSE_REQUIRE_GPU();
@@ -249,6 +353,13 @@ TEST(MirrorTilesBulkStretchCalls, OffsetViews) {
   SKIP_WITHOUT_BULK_COPIES();
   SCOPED_TRACE(course::seed_note());
   expect_offset_views_right(mirror_tiles_bulk, "mirror_tiles_bulk");
+}
+
+TEST(MirrorTilesBulkStretchCalls, ReadsOnlyInsideIn) {
+  COURSE_REQUIRE_GPU();
+  SKIP_WITHOUT_BULK_COPIES();
+  SCOPED_TRACE(course::seed_note());
+  expect_reads_only_inside_in(mirror_tiles_bulk, "mirror_tiles_bulk");
 }
 
 TEST(MirrorTilesBulkStretchDeviceWide, MoreThan2To32Floats) {
