@@ -17,7 +17,10 @@
 #include <thread>
 
 #include <fcntl.h>
+#include <link.h>
 #include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -995,3 +998,35 @@ TEST(Fatbin, ParsesArchListAndPrintsSets) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------- the relocation table, sealed
+
+// main() (gtest_main.cpp) seals the program's RELRO pages with mseal: no mprotect can make the
+// relocation table writable again, so a submission cannot redirect the judge's library calls.
+TEST(Sealing, TheRelocationTableCannotBeMadeWritableAgain) {
+  const long page = sysconf(_SC_PAGESIZE);
+  void* probe = mmap(nullptr, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(probe, MAP_FAILED);
+  if (syscall(462 /* mseal */, probe, page, 0) != 0) GTEST_SKIP() << "this kernel has no mseal (Linux 6.10 and newer)";
+  struct Range {
+    uintptr_t start = 0, end = 0;
+  } relro;
+  dl_iterate_phdr(
+      [](dl_phdr_info* object, size_t, void* out) {
+        const long size = sysconf(_SC_PAGESIZE);
+        for (int i = 0; i < object->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& segment = object->dlpi_phdr[i];
+          if (segment.p_type != PT_GNU_RELRO) continue;
+          auto* range = static_cast<Range*>(out);
+          range->start = (object->dlpi_addr + segment.p_vaddr) & ~static_cast<uintptr_t>(size - 1);
+          range->end = (object->dlpi_addr + segment.p_vaddr + segment.p_memsz) & ~static_cast<uintptr_t>(size - 1);
+        }
+        return 1;
+      },
+      &relro);
+  if (relro.end <= relro.start) GTEST_SKIP() << "this program has no whole page of RELRO";
+  errno = 0;
+  const int made_writable = mprotect(reinterpret_cast<void*>(relro.start), relro.end - relro.start, PROT_READ | PROT_WRITE);
+  EXPECT_NE(made_writable, 0) << "the relocation table could be made writable again: it is not sealed";
+  EXPECT_EQ(errno, EPERM);
+}
