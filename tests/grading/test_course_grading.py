@@ -802,7 +802,72 @@ class Sandbox(unittest.TestCase):
             self.assertNotIn("wrote-course", done.stdout)  # ... not writable
             self.assertFalse((root / "outside.txt").exists())
 
+    PROBE = r"""
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <pthread.h>
+static void* nothing(void* p) { return p; }
+int main(void) {
+  setvbuf(stdout, NULL, _IONBF, 0);  /* every line out before the exec */
+  pthread_t thread;
+  printf("thread %d\n", pthread_create(&thread, NULL, nothing, NULL) == 0 && pthread_join(thread, NULL) == 0);
+  printf("self-signal %d\n", kill(getpid(), 0) == 0);
+  long got;
+  errno = 0; got = syscall(SYS_fork);
+  if (got == 0) _exit(0);
+  printf("fork %ld %s\n", got, strerror(errno));
+  errno = 0; got = kill(1, 0); printf("kill-init %ld %s\n", got, strerror(errno));
+  errno = 0; got = socket(AF_INET, SOCK_STREAM, 0); printf("socket %ld %s\n", got, strerror(errno));
+  errno = 0; got = execl("/bin/true", "true", (char*)0); printf("exec %ld %s\n", got, strerror(errno));
+  return 3;
+}
+"""
+
+    def run_probe(self, mode):
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder)
+            (root / "probe.c").write_text(self.PROBE)
+            subprocess.run(["cc", "-O1", "-pthread", "-o", str(root / "probe"), str(root / "probe.c")], check=True)
+            done = subprocess.run([str(self.launcher), "-w", str(root), "-s", f"{mode}:{root / 'calls.log'}", "--",
+                                   str(root / "probe")], capture_output=True, text=True, timeout=60)
+            log = (root / "calls.log").read_text() if (root / "calls.log").exists() else ""
+        return done, dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line), log
+
+    def test_system_calls_outside_the_list_are_refused_and_logged(self):
+        done, said, log = self.run_probe("enforce")
+        self.assertEqual(done.returncode, 3, done.stderr)  # the program's own exit status comes back
+        self.assertEqual(said["thread"], "1")      # threads and signals to itself: allowed
+        self.assertEqual(said["self-signal"], "1")
+        for what in ("fork", "kill-init", "socket", "exec"):  # a process, a signal to another, a socket, a 2nd exec
+            self.assertIn("Operation not permitted", said[what], what)
+        numbers = [int(line.split(" ", 1)[0]) for line in log.splitlines()]
+        self.assertEqual(sorted(numbers), sorted([57, 62, 41, 59]))  # fork, kill, socket, execve (x86-64)
+        self.assertTrue(all(line.split(" ", 1)[1].endswith("/probe") for line in log.splitlines()))
+        names = G._syscall_names()
+        if names:
+            self.assertEqual(sorted(names[n] for n in numbers), ["execve", "fork", "kill", "socket"])
+
+    def test_learn_lets_them_run_and_logs_them(self):
+        done, said, log = self.run_probe("learn")
+        self.assertEqual(done.returncode, 0, done.stderr)  # exec ran /bin/true
+        self.assertTrue(said["fork"].split(" ")[0].lstrip("-").isdigit() and int(said["fork"].split(" ")[0]) > 0)
+        self.assertIn(57, [int(line.split(" ", 1)[0]) for line in log.splitlines()])
+
+    def test_a_signal_ends_the_supervisor_as_it_ended_the_program(self):
+        with tempfile.TemporaryDirectory() as folder:
+            done = subprocess.run([str(self.launcher), "-s", f"enforce:{folder}/calls.log", "--", "sh", "-c", "kill -SEGV $$"],
+                                  capture_output=True, timeout=60)
+        self.assertEqual(done.returncode, -11)  # ctest tells a crash by the signal
+
     def test_refuses_bad_usage(self):
+        self.assertEqual(subprocess.run([str(self.launcher), "-s", "maybe:/tmp/x", "--", "true"],
+                                        capture_output=True).returncode, 2)
         self.assertEqual(subprocess.run([str(self.launcher), "-x", "--", "true"], capture_output=True).returncode, 2)
         self.assertEqual(subprocess.run([str(self.launcher), "-f", "/nonexistent", "--", "true"],
                                         capture_output=True).returncode, 2)
