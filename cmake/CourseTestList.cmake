@@ -325,7 +325,11 @@ foreach(_course_line IN LISTS _course_lines)
   if(_course_streams OR _course_suite MATCHES "Perf")
     set(_course_queues default)
   endif()
-  if(_course_batches AND (_course_batch_multi_gpu OR NOT _course_suite MATCHES "MultiGpu|PeerAccess"))
+  # A suite whose lesson is a later call in one program (...Repeated, ...Calls: an answer, a grid
+  # or a stream kept in a static from the first call) runs each case in a program of its own: in
+  # a batch, an earlier case's call would be the first, and a large one hides the bug.
+  if(_course_batches AND (_course_batch_multi_gpu OR NOT _course_suite MATCHES "MultiGpu|PeerAccess")
+     AND NOT _course_bare_suite MATCHES "(Repeated|Calls)$")
     # Into its group's batch (added after the listing): its cases share these properties.
     set(_course_group correctness)
     if(_course_batch_by_queues)
