@@ -970,6 +970,26 @@ std::string synthetic_fatbinary() {
   return bytes + entries + std::string(32, 't');
 }
 
+// The fatbinary headers (read first, no process started) name the same code as cuobjdump does,
+// on this program's own device code.
+TEST(Fatbin, HeadersAgreeWithCuobjdump) {
+  const std::string cuobjdump = course::configured_cuobjdump();
+  if (cuobjdump.empty()) GTEST_SKIP() << "no cuobjdump was found at configure time";
+  const std::string program = course::own_executable();
+  std::string listing;
+  if (std::FILE* pipe = popen(("\"" + cuobjdump + "\" --list-elf --list-ptx \"" + program + "\" 2>/dev/null").c_str(), "r")) {
+    char buffer[4096];
+    while (std::size_t got = std::fread(buffer, 1, sizeof buffer, pipe)) listing.append(buffer, got);
+    pclose(pipe);
+  }
+  const auto listed = course::parse_cuobjdump_listing(listing);
+  if (listed.sass.empty() && listed.ptx.empty()) GTEST_SKIP() << "cuobjdump listed nothing here";
+  const auto found = course::inspect_binary(program, cuobjdump);
+  EXPECT_EQ(found.method, "fatbinary headers");
+  EXPECT_EQ(found.sass, listed.sass);
+  EXPECT_EQ(found.ptx, listed.ptx);
+}
+
 TEST(Fatbin, ParsesSyntheticContainer) {
   const auto code = course::parse_fatbinaries(synthetic_fatbinary());
   EXPECT_EQ(code.sass, (std::set<int>{80, 90}));

@@ -168,6 +168,11 @@ static const int kAllowed[] = {
     SYS_unlink, SYS_unlinkat, SYS_mkdir, SYS_mkdirat, SYS_rmdir, SYS_utimensat, SYS_fchmod, SYS_umask,
     SYS_timerfd_create, SYS_timerfd_settime, SYS_timerfd_gettime, SYS_restart_syscall,
     462,  // mseal (Linux 6.10): the judge seals its relocation table (it only takes rights away)
+    // What the CUDA driver does in every program as it starts (seen with --syscalls learn on the
+    // H100, driver 580): symbolic links, and a local socket it listens on; socket() is allowed
+    // for AF_UNIX only (below), and Landlock refuses TCP.
+    SYS_symlink, SYS_symlinkat, SYS_setsockopt, SYS_getsockopt, SYS_bind, SYS_listen, SYS_connect,
+    SYS_getsockname,
 };
 
 static void add(struct sock_filter* program, int* length, struct sock_filter instruction) {
@@ -195,6 +200,12 @@ static int install_filter(int handoff) {
     add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)kAllowed[i], 0, 1));
     add(program, &n, (struct sock_filter)RETURN(SECCOMP_RET_ALLOW));
   }
+  // socket(AF_UNIX, ...): a local socket (the driver's); no other family.
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 3));
+  add(program, &n, (struct sock_filter)LOAD_ARG0_LOW);
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 1 /* AF_UNIX */, 0, 1));
+  add(program, &n, (struct sock_filter)RETURN(SECCOMP_RET_ALLOW));
+  add(program, &n, (struct sock_filter)LOAD(nr));
   add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1));
   add(program, &n, (struct sock_filter)RETURN(SECCOMP_RET_ERRNO | ENOSYS));
   // clone: a thread (CLONE_THREAD in its flags), not a process.
