@@ -165,7 +165,9 @@ def report(out, mutants_dir, markdown=None, equivalent=EQUIVALENT, goal=0.95, ec
         if results.exists():
             result, tests = verdict(chapter_tests(results, chapter), controls.get(chapter))
         elif log.exists() and "stopped after the time limit" in log.read_text(errors="replace"):
-            result, tests = "killed", ["(the grading ran past grade-class's --time-limit)"]
+            # Not a kill: a class held up by others (chapter 11's phases on every GPU, 2026-11-26)
+            # stops innocent gradings too. A mutant that hangs is killed by its tests' own limits.
+            result, tests = "not graded", ["(the grading ran past grade-class's --time-limit)"]
         else:
             result, tests = "not graded", []
         reason = M.equivalent_reason(what["id"], listed)
