@@ -9,7 +9,8 @@ device-wide, times against a clock or counts the instructions that ran, and
 queues (CUDA_DEVICE_MAX_CONNECTIONS set to 1, or unset for CUDA's default, which every perf and
 timer test keeps). Every chapter folder must have student tests (and solution tests where
 solutions/ exists). The graders' batches (COURSE_TEST_BATCHES=1) must hold every case of a test
-program, but those that use several GPUs, exactly once, with the case's own properties; those
+program, but those that use several GPUs and those of the ...Repeated and ...Calls suites (a case
+of their own), exactly once, with the case's own properties; those
 of a class's turns (COURSE_TEST_BATCHES=queues-one-gpu) every case, the multi-GPU ones too, but
 the extra runs, with its environment, labels and a time limit that cover it, and CUDA's default
 queues exactly when one of its cases that do not time has them.
@@ -17,6 +18,7 @@ Usage: tools/check-test-properties.py [build-dir]   (default: build)
 """
 import os
 import json
+import re
 import pathlib
 import subprocess
 import sys
@@ -136,15 +138,30 @@ def batch_problems(tests, batches, by_queues=False):
                 found.append(f"{batch['name']}: runs {case}, which is no test")
             elif shared(by_name[name]) != shared(batch) or (by_queues and not covers(batch, by_name[name])):
                 found.append(f"{batch['name']}: {case} has other properties than its batch")
+    listed = {b["name"] for b in batches}
     for test in tests:
         labels = properties(test).get("LABELS", [])
         extra_run = not test["name"].endswith(f".{selected(test)}")  # e.g. ...UsesOnlyVisibleDevices.CUDA_VISIBLE_DEVICES_1
         if selected(test) is None or ("multi-gpu" in labels and (not by_queues or extra_run)) or \
                 test["name"].split(".")[0] == "unit":
             continue
+        if own_program(test["name"]):
+            # A later call in one program is its lesson: a case of its own, in no batch.
+            if batched.get(test["name"], 0) or test["name"] not in listed:
+                found.append(f"{test['name']}: should run in a program of its own, not in a batch")
+            continue
         if batched.get(test["name"], 0) != 1:
             found.append(f"{test['name']}: in {batched.get(test['name'], 0)} batches, not 1")
     return found
+
+
+def own_program(name):
+    """Whether a case runs in a program of its own even in the graders' batches: the suites whose
+    lesson is a later call in one program, ...Repeated and ...Calls (cmake/CourseTestList.cmake)."""
+    parts = name.split(".")  # role.chapter.Suite.Case, or fixture.name.chapter.Suite.Case
+    at = next((i for i, part in enumerate(parts) if re.match(r"\d\d-", part)), None)
+    return at is not None and at + 1 < len(parts) and \
+        re.search(r"(Repeated|Calls)$", parts[at + 1].rsplit("/", 1)[-1]) is not None
 
 
 def main():
