@@ -1050,3 +1050,20 @@ TEST(Sealing, TheRelocationTableCannotBeMadeWritableAgain) {
   EXPECT_NE(made_writable, 0) << "the relocation table could be made writable again: it is not sealed";
   EXPECT_EQ(errno, EPERM);
 }
+
+// The judge's settings (perf scale, seed, ...) are read-only once main() has parsed them: a write
+// from code under test faults, and with mseal no mprotect makes them writable again.
+TEST(Sealing, TheSettingsCannotBeWritten) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const course::Settings& settings = course::settings();
+  EXPECT_DEATH(const_cast<course::Settings&>(settings).perf_scale = 0.05, "");
+  EXPECT_EQ(settings.perf_scale, course::settings().perf_scale);
+  void* page = const_cast<void*>(static_cast<const void*>(&settings));
+  const long size = sysconf(_SC_PAGESIZE);
+  void* probe = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(probe, MAP_FAILED);
+  if (syscall(462 /* mseal */, probe, size, 0) != 0) GTEST_SKIP() << "this kernel has no mseal (Linux 6.10 and newer)";
+  errno = 0;
+  EXPECT_NE(mprotect(page, size, PROT_READ | PROT_WRITE), 0) << "the settings' page could be made writable again";
+  EXPECT_EQ(errno, EPERM);
+}

@@ -1,6 +1,11 @@
 #include "course/settings.h"
 
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <cstring>
+#include <new>
 #include <stdexcept>
 #include <string>
 
@@ -10,9 +15,27 @@
 namespace course {
 
 namespace {
-Settings& mutable_settings() {
-  static Settings value;
-  return value;
+// The settings live in pages of their own, at an address fixed when the program is linked (no
+// pointer to them sits in writable memory), and are made read-only once parsed, sealed with
+// mseal where the kernel has it: code under test that finds them cannot lower the perf scale or
+// change the seed (a write faults). 64 KiB: a whole page on every page size Linux uses.
+constexpr std::size_t kSettingsBytes = 65536;
+alignas(kSettingsBytes) unsigned char settings_storage[kSettingsBytes];
+static_assert(sizeof(Settings) <= kSettingsBytes);
+
+// Made before main, before anything can read them.
+struct SettingsInPlace {
+  SettingsInPlace() { new (settings_storage) Settings(); }
+} settings_in_place;
+
+Settings& mutable_settings() { return *std::launder(reinterpret_cast<Settings*>(settings_storage)); }
+
+#ifndef SYS_mseal
+#define SYS_mseal 462  // the same on x86-64 and AArch64
+#endif
+void seal_settings() {
+  if (mprotect(settings_storage, kSettingsBytes, PROT_READ) == 0)
+    (void)syscall(SYS_mseal, settings_storage, kSettingsBytes, 0);  // (ENOSYS before Linux 6.10)
 }
 }  // namespace
 
@@ -58,6 +81,9 @@ Settings parse_settings_from(int* argc, char** argv) {
   return parsed;
 }
 
-void parse_settings(int* argc, char** argv) { mutable_settings() = parse_settings_from(argc, argv); }
+void parse_settings(int* argc, char** argv) {
+  mutable_settings() = parse_settings_from(argc, argv);
+  seal_settings();  // once: the settings are read-only from here on
+}
 
 }  // namespace course

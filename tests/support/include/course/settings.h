@@ -30,7 +30,9 @@ struct Settings {
 const Settings& settings();
 
 /// Reads and removes the --course_* flags from argv (main() calls it before GoogleTest sees
-/// argv). Throws std::invalid_argument on a malformed value or an unknown --course_ flag.
+/// argv), then makes the settings read-only for the rest of the program (their pages sealed with
+/// mseal where the kernel has it): code under test cannot change them. Throws
+/// std::invalid_argument on a malformed value or an unknown --course_ flag.
 void parse_settings(int* argc, char** argv);
 
 /// Like parse_settings, but returns what it read instead of making it this program's settings.
