@@ -1067,3 +1067,23 @@ TEST(Sealing, TheSettingsCannotBeWritten) {
   EXPECT_NE(mprotect(page, size, PROT_READ | PROT_WRITE), 0) << "the settings' page could be made writable again";
   EXPECT_EQ(errno, EPERM);
 }
+
+// The program's code and constants (its read-only PT_LOAD segments) are sealed too: no mprotect
+// makes a threshold among the constants, or the code, writable.
+TEST(Sealing, TheCodeAndConstantsCannotBeMadeWritable) {
+  const long size = sysconf(_SC_PAGESIZE);
+  void* probe = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(probe, MAP_FAILED);
+  if (syscall(462 /* mseal */, probe, size, 0) != 0) GTEST_SKIP() << "this kernel has no mseal (Linux 6.10 and newer)";
+  static const double kThreshold = 0.75;  // a constant of this program
+  const uintptr_t at = reinterpret_cast<uintptr_t>(&kThreshold) & ~static_cast<uintptr_t>(size - 1);
+  errno = 0;
+  EXPECT_NE(mprotect(reinterpret_cast<void*>(at), size, PROT_READ | PROT_WRITE), 0)
+      << "a page of the program's constants could be made writable";
+  EXPECT_EQ(errno, EPERM);
+  const uintptr_t code = reinterpret_cast<uintptr_t>(&course::settings) & ~static_cast<uintptr_t>(size - 1);
+  errno = 0;
+  EXPECT_NE(mprotect(reinterpret_cast<void*>(code), size, PROT_READ | PROT_WRITE | PROT_EXEC), 0)
+      << "a page of the program's code could be made writable";
+  EXPECT_EQ(errno, EPERM);
+}

@@ -96,23 +96,30 @@ void yield_gpu_turn_from_now() {
   std::printf("[  COURSE  ] the GPU turn is held, not yielded: %s\n", why_not.c_str());
 }
 
-// Seals this program's relocation table once it is read-only (full RELRO, -z relro -z now): with
-// mseal (Linux 6.10 and newer) no later mprotect can make it writable again, so a submission
-// cannot redirect the judge's library calls even through the C library's own code. Where the
-// kernel has no mseal, RELRO alone protects it (against writes, not against mprotect).
+// Seals this program's code, constants and relocation table once they are read-only (full RELRO,
+// -z relro -z now): with mseal (Linux 6.10 and newer) no later mprotect can make them writable
+// again, so a submission can neither redirect the judge's library calls nor patch its code or a
+// threshold among its constants, even through the C library's own code. Where the kernel has no
+// mseal, the pages are still read-only (against writes, not against mprotect).
 #ifndef SYS_mseal
 #define SYS_mseal 462  // the same on x86-64 and AArch64
 #endif
-void seal_relocations() {
+void seal_program_image() {
   dl_iterate_phdr(
       [](dl_phdr_info* object, size_t, void*) {
-        const long page = sysconf(_SC_PAGESIZE);
+        const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
         for (int i = 0; i < object->dlpi_phnum; ++i) {
           const ElfW(Phdr)& segment = object->dlpi_phdr[i];
-          if (segment.p_type != PT_GNU_RELRO) continue;
-          // The pages the loader made read-only (it rounds the end down, as glibc does).
-          const uintptr_t start = (object->dlpi_addr + segment.p_vaddr) & ~static_cast<uintptr_t>(page - 1);
-          const uintptr_t end = (object->dlpi_addr + segment.p_vaddr + segment.p_memsz) & ~static_cast<uintptr_t>(page - 1);
+          const uintptr_t begin = object->dlpi_addr + segment.p_vaddr;
+          uintptr_t start = 0, end = 0;
+          if (segment.p_type == PT_GNU_RELRO) {
+            // The pages the loader made read-only (it rounds the end down, as glibc does).
+            start = begin & ~(page - 1);
+            end = (begin + segment.p_memsz) & ~(page - 1);
+          } else if (segment.p_type == PT_LOAD && !(segment.p_flags & PF_W)) {
+            start = begin & ~(page - 1);  // code and constants: whole pages
+            end = (begin + segment.p_memsz + page - 1) & ~(page - 1);
+          }
           if (end > start) (void)syscall(SYS_mseal, start, end - start, 0);
         }
         return 1;  // the first object is the program itself; libraries keep theirs (dlclose must unmap them)
@@ -122,7 +129,7 @@ void seal_relocations() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  seal_relocations();
+  seal_program_image();
   const auto main_start = std::chrono::steady_clock::now();
   bool listing = false;
   for (int i = 1; i < argc; ++i) listing = listing || std::strcmp(argv[i], "--gtest_list_tests") == 0;
