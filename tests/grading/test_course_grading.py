@@ -474,6 +474,24 @@ class SharedFaults(unittest.TestCase):
         self.assertEqual((calls, ws.rejudged), ([], []))
 
 
+class SyscallLog(unittest.TestCase):
+    """The sandbox supervisor's log, "<number> <times> <command>" per call outside the list, read
+    into {name: times} and the programs that made them (grading.syscalls_outside)."""
+
+    def test_counts_and_programs(self):
+        import tempfile as T
+        ws = G.Workspace(pathlib.Path(T.mkdtemp()))
+        ws.syscall_log.write_text("57 3 /b/student_ch06_tests --gtest_filter=A.B\n62 1 /b/student_ch06_tests\n"
+                                  "57 2 /b/student_ch07_tests\nnot a line\n")
+        counts, programs = G.syscalls_outside(ws)
+        names = G._syscall_names()
+        fork, kill = names.get(57, "syscall 57"), names.get(62, "syscall 62")
+        self.assertEqual(counts, {fork: 5, kill: 1})
+        self.assertEqual(programs[fork], ["student_ch06_tests", "student_ch07_tests"])
+        ws.syscall_log.unlink()
+        self.assertEqual(G.syscalls_outside(ws), ({}, {}))
+
+
 def course_like(outcomes):
     """A graded course like the real one: per chapter required tests of every kind and stretch tests,
     each with the outcome outcomes(kind, stretch) gives."""
@@ -805,7 +823,11 @@ class Sandbox(unittest.TestCase):
     PROBE = r"""
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -824,6 +846,20 @@ int main(void) {
   printf("fork %ld %s\n", got, strerror(errno));
   errno = 0; got = kill(1, 0); printf("kill-init %ld %s\n", got, strerror(errno));
   errno = 0; got = socket(AF_INET, SOCK_STREAM, 0); printf("socket %ld %s\n", got, strerror(errno));
+  errno = 0; got = prctl(PR_SET_PDEATHSIG, 0); printf("pdeathsig %ld %s\n", got, strerror(errno));
+  struct rlimit limit;
+  printf("prlimit-self %d\n", prlimit(0, RLIMIT_FSIZE, NULL, &limit));
+  errno = 0; got = prlimit(getppid(), RLIMIT_FSIZE, NULL, &limit); printf("prlimit-parent %ld %s\n", got, strerror(errno));
+  cpu_set_t cpus; CPU_ZERO(&cpus); CPU_SET(0, &cpus);
+  errno = 0; got = sched_setaffinity(getppid(), sizeof cpus, &cpus); printf("affinity-parent %ld %s\n", got, strerror(errno));
+  /* SIGIO to the supervisor through a pipe's owner: no kill() needed */
+  int ends[2]; got = -1;
+  if (pipe(ends) == 0) {
+    errno = 0;
+    got = fcntl(ends[0], F_SETOWN, getppid());
+    if (got == 0) { fcntl(ends[0], F_SETSIG, SIGUSR1); fcntl(ends[0], F_SETFL, O_ASYNC); got = write(ends[1], "x", 1) == 1 ? 0 : -1; }
+  }
+  printf("sigio-parent %ld %s\n", got, strerror(errno));
   errno = 0; got = execl("/bin/true", "true", (char*)0); printf("exec %ld %s\n", got, strerror(errno));
   return 3;
 }
@@ -844,14 +880,21 @@ int main(void) {
         self.assertEqual(done.returncode, 3, done.stderr)  # the program's own exit status comes back
         self.assertEqual(said["thread"], "1")      # threads and signals to itself: allowed
         self.assertEqual(said["self-signal"], "1")
-        for what in ("fork", "kill-init", "socket", "exec"):  # a process, a signal to another, a socket, a 2nd exec
-            self.assertIn("Operation not permitted", said[what], what)
-        numbers = [int(line.split(" ", 1)[0]) for line in log.splitlines()]
-        self.assertEqual(sorted(numbers), sorted([57, 62, 41, 59]))  # fork, kill, socket, execve (x86-64)
-        self.assertTrue(all(line.split(" ", 1)[1].endswith("/probe") for line in log.splitlines()))
+        for what in ("fork", "kill-init", "socket", "exec", "pdeathsig", "prlimit-parent", "affinity-parent"):
+            self.assertIn("Operation not permitted", said[what], what)  # a process, a signal to another, ...
+        self.assertEqual(said["prlimit-self"], "0")
+        # SIGUSR1 to the supervisor through a pipe's owner (no kill()): Landlock ABI 6 drops it, so the
+        # supervisor lived to pass on the program's own exit status (3, above; -10 without the scope).
+        self.assertIn("sigio-parent", said)
+        numbers = [int(line.split(" ", 2)[0]) for line in log.splitlines()]
+        self.assertEqual(sorted(numbers), sorted([57, 62, 41, 59, 157, 302, 203]))  # fork, kill, socket, execve,
+        # prctl(PR_SET_PDEATHSIG), prlimit64 and sched_setaffinity of another process (x86-64)
+        self.assertTrue(all(line.split(" ", 2)[1] == "1" for line in log.splitlines()), log)  # each made once
+        self.assertTrue(all(line.split(" ", 2)[2].endswith("/probe") for line in log.splitlines()))
         names = G._syscall_names()
         if names:
-            self.assertEqual(sorted(names[n] for n in numbers), ["execve", "fork", "kill", "socket"])
+            self.assertEqual(sorted(names[n] for n in numbers),
+                             ["execve", "fork", "kill", "prctl", "prlimit64", "sched_setaffinity", "socket"])
 
     def test_learn_lets_them_run_and_logs_them(self):
         done, said, log = self.run_probe("learn")

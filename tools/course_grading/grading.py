@@ -166,12 +166,13 @@ def syscalls_outside(ws):
         return {}, {}
     names = _syscall_names()
     counts, programs = {}, {}
-    for line in lines:
-        number, _, command = line.partition(" ")
-        if not number.isdigit():
+    for line in lines:  # "<number> <times> <command>" (course-sandbox's supervisor)
+        number, _, rest = line.partition(" ")
+        times, _, command = rest.partition(" ")
+        if not number.isdigit() or not times.isdigit():
             continue
         name = names.get(int(number), f"syscall {number}")
-        counts[name] = counts.get(name, 0) + 1
+        counts[name] = counts.get(name, 0) + int(times)
         program = pathlib.Path(command.split(" ", 1)[0]).name
         if program and program not in programs.setdefault(name, []):
             programs[name].append(program)

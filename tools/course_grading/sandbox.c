@@ -11,8 +11,9 @@
 // a child under a filter that allows the system calls a test program, the CUDA runtime and the
 // judge need (kAllowed below; threads but no processes, signals only to itself, no sockets, no
 // exec after its own); any other call is sent to this process, the supervisor, which the command
-// cannot reach: it appends "<number> <command>" to LOG and, with enforce, refuses the call
-// (EPERM), with learn lets it run (to find what a new CUDA release needs).
+// cannot reach: it refuses the call (EPERM) with enforce, or lets it run with learn (to find what
+// a new CUDA release needs), and when the command ends appends "<number> <times> <command>" to
+// LOG for each such call.
 //
 // -f FILE: more options, one per line ("-w DIR", "-R DIR", "-h DIR" or "-r"), so that a grader can change
 // them per submission without rebuilding the test list that names this command. -r: refuse to run (exit status 3) where Landlock is not available; without it the command
@@ -52,7 +53,9 @@ enum {
 struct RulesetAttr {
   uint64_t handled_access_fs;
   uint64_t handled_access_net;
+  uint64_t scoped;  // ABI 6: what may not reach outside the sandbox (signals: kScopeSignal)
 };
+enum { kScopeSignal = 1 << 1 };
 struct PathBeneath {
   uint64_t allowed_access;
   int32_t parent_fd;
@@ -154,14 +157,14 @@ static const int kAllowed[] = {
     SYS_statfs, SYS_fstatfs, SYS_lseek, SYS_mmap, SYS_munmap, SYS_mprotect, SYS_mremap, SYS_madvise, SYS_brk,
     SYS_msync, SYS_mlock, SYS_munlock, SYS_mincore, SYS_ioctl, SYS_poll, SYS_ppoll, SYS_select, SYS_pselect6,
     SYS_futex, SYS_set_robust_list, SYS_get_robust_list, SYS_rseq, SYS_sched_yield, SYS_sched_getaffinity,
-    SYS_sched_setaffinity, SYS_sched_getparam, SYS_sched_getscheduler, SYS_sched_get_priority_max,
+    SYS_sched_getparam, SYS_sched_getscheduler, SYS_sched_get_priority_max,
     SYS_sched_get_priority_min, SYS_getpid, SYS_gettid, SYS_getppid, SYS_getpgrp, SYS_getuid, SYS_geteuid,
     SYS_getgid, SYS_getegid, SYS_getresuid, SYS_getresgid, SYS_getgroups, SYS_uname, SYS_readlink,
     SYS_readlinkat, SYS_access, SYS_faccessat, SYS_faccessat2, SYS_getcwd, SYS_getdents64, SYS_fcntl, SYS_dup,
     SYS_dup2, SYS_dup3, SYS_pipe, SYS_pipe2, SYS_eventfd2, SYS_epoll_create1, SYS_epoll_ctl, SYS_epoll_wait,
     SYS_epoll_pwait, SYS_rt_sigaction, SYS_rt_sigprocmask, SYS_rt_sigreturn, SYS_rt_sigsuspend,
-    SYS_rt_sigtimedwait, SYS_sigaltstack, SYS_set_tid_address, SYS_arch_prctl, SYS_prctl, SYS_exit,
-    SYS_exit_group, SYS_getrandom, SYS_prlimit64, SYS_getrlimit, SYS_clock_gettime, SYS_clock_getres,
+    SYS_rt_sigtimedwait, SYS_sigaltstack, SYS_set_tid_address, SYS_arch_prctl, SYS_exit,
+    SYS_exit_group, SYS_getrandom, SYS_getrlimit, SYS_clock_gettime, SYS_clock_getres,
     SYS_clock_nanosleep, SYS_nanosleep, SYS_gettimeofday, SYS_time, SYS_times, SYS_getrusage, SYS_sysinfo,
     SYS_get_mempolicy, SYS_set_mempolicy, SYS_mbind, SYS_getcpu, SYS_membarrier, SYS_memfd_create,
     SYS_ftruncate, SYS_fallocate, SYS_flock, SYS_fsync, SYS_fdatasync, SYS_rename, SYS_renameat, SYS_renameat2,
@@ -184,9 +187,8 @@ static void add(struct sock_filter* program, int* length, struct sock_filter ins
 #define RETURN(value) BPF_STMT(BPF_RET | BPF_K, (value))
 
 // Installs the filter on this process (the child, just before it runs the command); returns the
-// listener descriptor the supervisor answers on. `handoff` is the socket that carries it to the
-// supervisor: sendmsg is allowed on that descriptor only.
-static int install_filter(int handoff) {
+// listener descriptor the supervisor answers on (the supervisor takes a copy with pidfd_getfd).
+static int install_filter(void) {
   struct sock_filter program[512];
   int n = 0;
   const uint32_t self = (uint32_t)getpid();
@@ -220,11 +222,26 @@ static int install_filter(int handoff) {
   add(program, &n, (struct sock_filter)LOAD_ARG0_LOW);
   add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, self, 0, 1));
   add(program, &n, (struct sock_filter)RETURN(SECCOMP_RET_ALLOW));
-  // sendmsg on the hand-off socket (closed before the command runs; sockets cannot be made again).
+  // prlimit64 and sched_setaffinity on this process only (pid 0 or its own): not on the
+  // supervisor or another grading's programs.
   add(program, &n, (struct sock_filter)LOAD(nr));
-  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_sendmsg, 0, 3));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_prlimit64, 1, 0));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_sched_setaffinity, 0, 4));
   add(program, &n, (struct sock_filter)LOAD_ARG0_LOW);
-  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)handoff, 0, 1));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, self, 0, 1));
+  add(program, &n, (struct sock_filter)RETURN(SECCOMP_RET_ALLOW));
+  // prctl, but not the options that would undo the sandbox: a parent-death signal cleared (the
+  // program would outlive its supervisor), a filter of its own stacked (refusals unlogged), the
+  // memory map's fields, a ptracer named.
+  add(program, &n, (struct sock_filter)LOAD(nr));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_prctl, 0, 7));
+  add(program, &n, (struct sock_filter)LOAD_ARG0_LOW);
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 1 /* PR_SET_PDEATHSIG */, 3, 0));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 22 /* PR_SET_SECCOMP */, 2, 0));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 35 /* PR_SET_MM */, 1, 0));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x59616d61 /* PR_SET_PTRACER */, 0, 1));
+  add(program, &n, (struct sock_filter)RETURN(SECCOMP_RET_USER_NOTIF));
   add(program, &n, (struct sock_filter)RETURN(SECCOMP_RET_ALLOW));
   add(program, &n, (struct sock_filter)RETURN(SECCOMP_RET_USER_NOTIF));  // everything else: the supervisor
   struct sock_fprog filter = {(unsigned short)n, program};
@@ -233,51 +250,22 @@ static int install_filter(int handoff) {
   return (int)listener;
 }
 
-static void send_descriptor(int socket_fd, int fd) {
-  char data = 0;
-  struct iovec io = {&data, 1};
-  union {
-    char buffer[CMSG_SPACE(sizeof(int))];
-    struct cmsghdr align;
-  } control;
-  memset(&control, 0, sizeof control);
-  struct msghdr message = {0};
-  message.msg_iov = &io;
-  message.msg_iovlen = 1;
-  message.msg_control = control.buffer;
-  message.msg_controllen = sizeof control.buffer;
-  struct cmsghdr* header = CMSG_FIRSTHDR(&message);
-  header->cmsg_level = SOL_SOCKET;
-  header->cmsg_type = SCM_RIGHTS;
-  header->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(header), &fd, sizeof fd);
-  if (sendmsg(socket_fd, &message, 0) != 1) fail("sendmsg");
-}
-
-static int receive_descriptor(int socket_fd) {
-  char data = 0;
-  struct iovec io = {&data, 1};
-  union {
-    char buffer[CMSG_SPACE(sizeof(int))];
-    struct cmsghdr align;
-  } control;
-  struct msghdr message = {0};
-  message.msg_iov = &io;
-  message.msg_iovlen = 1;
-  message.msg_control = control.buffer;
-  message.msg_controllen = sizeof control.buffer;
-  if (recvmsg(socket_fd, &message, 0) != 1) return -1;
-  struct cmsghdr* header = CMSG_FIRSTHDR(&message);
-  if (!header || header->cmsg_type != SCM_RIGHTS) return -1;
-  int fd = -1;
-  memcpy(&fd, CMSG_DATA(header), sizeof fd);
-  return fd;
+// The supervisor's copy of the child's listener descriptor `fd` (pidfd_getfd, Linux 5.6: the
+// parent may take its child's descriptors), or -1.
+static int take_descriptor(pid_t child, int fd) {
+  const int pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+  if (pidfd < 0) return -1;
+  const int copy = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+  close(pidfd);
+  return copy;
 }
 
 // The supervisor: answers the filter's notifications until the command's last thread is gone,
 // then ends as the command ended (the same exit status, or the same signal).
 static int supervise(pid_t child, int listener, const char* command) {
   const int log = open(syscall_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  enum { kCalls = 1024 };
+  static long calls[kCalls];  // how often each call outside the list was made (x86-64 numbers are below 512)
   const int enforce = strcmp(syscall_mode, "enforce") == 0;
   int execs = 0;
   struct seccomp_notif_sizes sizes;
@@ -301,7 +289,7 @@ static int supervise(pid_t child, int listener, const char* command) {
       if (nr == SYS_execve && request->pid == (uint32_t)child && execs++ == 0) {
         response->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
       } else {
-        if (log >= 0) dprintf(log, "%d %s\n", nr, command);
+        if (nr >= 0 && nr < kCalls) ++calls[nr];  // counted here, written once at the end (a flood is one line)
         if (enforce) {
           response->error = -EPERM;
         } else {
@@ -316,6 +304,8 @@ static int supervise(pid_t child, int listener, const char* command) {
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
+  for (int nr = 0; nr < kCalls; ++nr)
+    if (calls[nr] > 0 && log >= 0) dprintf(log, "%d %ld %s\n", nr, calls[nr], command);
   if (WIFSIGNALED(status)) {
     signal(WTERMSIG(status), SIG_DFL);
     kill(getpid(), WTERMSIG(status));
@@ -385,16 +375,23 @@ int main(int argc, char** argv) {
 
   // With -s: the supervisor stays outside (unconfined, out of the command's reach) and the command
   // runs in a child, confined by Landlock and the filter.
-  int handoff[2] = {-1, -1};
+  // Two pipes: the child says which descriptor its listener is, the supervisor takes a copy and
+  // says go (the child needs no call outside its filter's list for this).
+  int told[2] = {-1, -1}, go[2] = {-1, -1};
   pid_t child = 0;
   if (syscall_mode) {
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, handoff) != 0) fail("socketpair");
+    if (pipe2(told, O_CLOEXEC) != 0 || pipe2(go, O_CLOEXEC) != 0) fail("pipe2");
     child = fork();
     if (child < 0) fail("fork");
     if (child > 0) {
-      close(handoff[1]);
-      const int listener = receive_descriptor(handoff[0]);
-      close(handoff[0]);
+      close(told[1]);
+      close(go[0]);
+      int number = -1, listener = -1;
+      if (read(told[0], &number, sizeof number) == (ssize_t)sizeof number) listener = take_descriptor(child, number);
+      close(told[0]);
+      const char ok = listener >= 0 ? 'y' : 'n';
+      if (write(go[1], &ok, 1) != 1) listener = -1;
+      close(go[1]);
       if (listener < 0) {
         int status = 0;
         waitpid(child, &status, 0);
@@ -407,7 +404,8 @@ int main(int argc, char** argv) {
       }
       return supervise(child, listener, line);
     }
-    close(handoff[0]);
+    close(told[0]);
+    close(go[1]);
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail("prctl(PR_SET_PDEATHSIG)");  // the supervisor killed: so is this
   }
 
@@ -421,8 +419,12 @@ int main(int argc, char** argv) {
   } else {
     handled = kAbi1All | (abi >= 2 ? kRefer : 0) | (abi >= 3 ? kTruncate : 0);
     // IOCTL_DEV (ABI 5) stays unhandled: the GPU driver is driven through ioctl.
-    struct RulesetAttr attr = {handled, abi >= 4 ? (kBindTcp | kConnectTcp) : 0};
-    ruleset = (int)syscall(kCreateRuleset, &attr, abi >= 4 ? sizeof attr : sizeof attr.handled_access_fs, 0);
+    // ABI 6: no signal to a process outside the sandbox (the supervisor, ctest, another grading),
+    // also not through a file's owner (fcntl F_SETOWN, SIGIO), which needs no kill().
+    struct RulesetAttr attr = {handled, abi >= 4 ? (kBindTcp | kConnectTcp) : 0, abi >= 6 ? kScopeSignal : 0};
+    const size_t attr_size = abi >= 6 ? sizeof attr : abi >= 4 ? offsetof(struct RulesetAttr, scoped)
+                                                               : sizeof attr.handled_access_fs;
+    ruleset = (int)syscall(kCreateRuleset, &attr, attr_size, 0);
     if (ruleset < 0) fail("landlock_create_ruleset");
     allow_reading("/");
     // The CUDA driver writes under /proc (cudaErrorOperatingSystem without it).
@@ -437,10 +439,16 @@ int main(int argc, char** argv) {
   if (syscall_mode) {
     char* path = resolve(command[0]);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("prctl(PR_SET_NO_NEW_PRIVS)");
-    const int listener = install_filter(handoff[1]);
-    send_descriptor(handoff[1], listener);
+    const int listener = install_filter();
+    char ok = 'n';
+    if (write(told[1], &listener, sizeof listener) != (ssize_t)sizeof listener || read(go[0], &ok, 1) != 1 ||
+        ok != 'y') {
+      fprintf(stderr, "course-sandbox: the supervisor could not take the filter's listener\n");
+      return 3;
+    }
     close(listener);
-    close(handoff[1]);
+    close(told[1]);
+    close(go[0]);
     execv(path, command);
     fprintf(stderr, "course-sandbox: cannot run %s: %s\n", command[0], strerror(errno));
     return 127;
