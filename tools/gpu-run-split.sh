@@ -11,8 +11,8 @@
 # no fixtures, and GPUs 1-3 grade the mutants (COURSE_MUTANT_SEED, default 1): a mutation score
 # measured in one call. With COURSE_SPLIT=fixtures-mutants, GPU 0 checks every fixture, GPU 1 runs
 # the grade workflow (untouched starters) beside the mutants' gradings, and GPUs 1-3 grade the
-# mutants (the references' own tests pass in the controls). COURSE_SPLIT=mutants-only: every GPU
-# grades mutants (COURSE_MUTANT_IDS: these only, e.g. a report's survivors and ungraded ones).
+# mutants (the references' own tests pass in the controls). A class of mutants on every GPU, and
+# nothing else: tools/gpu-run-mutants.sh.
 # Usage: tools/gpu-run-split.sh LOGDIR [PER_CHAPTER (default 12)] [SECONDS (default 540)]
 #   Everything stops SECONDS after the start (a part gets what is left of them, so that two parts
 #   one after the other on a GPU end in time too); exit status non-zero if a part failed or ran out
@@ -42,14 +42,11 @@ part() {  # part NAME GPU VAR=VALUE...: tools/gpu-run.sh in a copy of its own, o
 
 mutant_gpus=2,3
 [ "${COURSE_SPLIT:-}" = mutants ] || [ "${COURSE_SPLIT:-}" = fixtures-mutants ] && mutant_gpus=1,2,3
-[ "${COURSE_SPLIT:-}" = mutants-only ] && mutant_gpus=0,1,2,3
 copy_tree /tmp/course-a
 [ "${COURSE_SPLIT:-}" = mutants ] || copy_tree /tmp/course-b
 copy_tree /tmp/course-m
 start=$(date +%s)
-if [ "${COURSE_SPLIT:-}" = mutants-only ]; then
-  :  # every GPU grades mutants
-elif [ "${COURSE_SPLIT:-}" = fixtures-mutants ]; then
+if [ "${COURSE_SPLIT:-}" = fixtures-mutants ]; then
   (cd /tmp/course-a && part fixtures 0 COURSE_SKIP_TESTS=1 COURSE_SKIP_GRADE=1) &
   (cd /tmp/course-b && part grade 1 COURSE_SKIP_TESTS=1 COURSE_SKIP_FIXTURES=1) &
 elif [ "${COURSE_SPLIT:-}" = mutants ]; then
@@ -77,7 +74,6 @@ status=0
 parts="tests grade fixtures-01-06 fixtures-07-11 mutants"
 [ "${COURSE_SPLIT:-}" = mutants ] && parts="tests grade mutants"
 [ "${COURSE_SPLIT:-}" = fixtures-mutants ] && parts="fixtures grade mutants"
-[ "${COURSE_SPLIT:-}" = mutants-only ] && parts="mutants"
 for f in $parts; do
   line=$(grep -E "^== $f: exit" "$logs/$f.txt" 2>/dev/null | tail -n 1)
   echo "${line:-== $f: did not run}"

@@ -18,6 +18,9 @@ operator, the same for the same seed; the mutants listed as equivalent are not d
 were added). DIR/mutants.json says what each submission is; DIR/chapters.txt says
 which chapter each is graded on (grade-class --chapters-per-submission).
 run: grades DIR with tools/grade-class (each submission on its chapter only), then reports.
+Each grading stops at its first failure that stands, the tests that may run side by side
+before those that measure (grade-class --fail-fast; --whole-gradings: every test): a mutant
+needs one failed test to be killed, and the controls and survivors run every test anyway.
 report: per chapter the mutants graded, stillborn (did not compile: Build.Compiles failed),
 killed (a test that the chapter's control passed failed, or fewer points than the control),
 survived, equivalent (listed in tools/mutation/equivalent.txt, lines `id  reason`; an id
@@ -270,6 +273,9 @@ def main():
     runner.add_argument("--markdown")
     runner.add_argument("--goal", type=float, default=0.95)
     runner.add_argument("--fail-under-goal", action="store_true")
+    runner.add_argument("--whole-gradings", action="store_true",
+                        help="grade every test of each mutant (default: grade-class --fail-fast, the cheap tests "
+                             "first and nothing after the first failure that stands: a kill needs one)")
     reporter = sub.add_parser("report")
     reporter.add_argument("outdir")
     reporter.add_argument("--mutants", required=True, help="the folder make-class wrote")
@@ -291,7 +297,8 @@ def main():
         chapters = sorted({k["chapter"] for k in kinds.values()})
         command = [sys.executable, str(TOOLS / "grade-class"), str(mutants_dir), "-o", args.outdir,
                    "--chapters", ",".join(chapters),
-                   "--chapters-per-submission", str(mutants_dir / "chapters.txt"), *rest]
+                   "--chapters-per-submission", str(mutants_dir / "chapters.txt"),
+                   *([] if args.whole_gradings else ["--fail-fast"]), *rest]
         print("mutate: " + " ".join(command), flush=True)
         judge = judge_commit()
         print(f"mutate: {judge}", flush=True)

@@ -474,6 +474,52 @@ class SharedFaults(unittest.TestCase):
         self.assertEqual((calls, ws.rejudged), ([], []))
 
 
+class FailFast(unittest.TestCase):
+    """grading.test(fail_fast=True) (tools/mutate.py): the tests that may run side by side first,
+    and nothing more once a failure stands; a failure a neighbour could cause does not stop it."""
+
+    def grade(self, verdicts, lock_dir=None, batches=False):
+        """The ctest selections that ran, with ctest faked: each run's results are the next of
+        `verdicts` (lists of (case, outcome, reason))."""
+        from unittest import mock
+        ws = G.Workspace(pathlib.Path(tempfile.mkdtemp()), sandbox=False)
+        ws.build.mkdir(parents=True)
+        ran, left = [], list(verdicts)
+        t = "student.06-transpose.S."
+
+        def fake_run(command, **kwargs):
+            ran.append(" ".join(command[command.index("-L"):command.index("-R")]))
+            junit = pathlib.Path(command[command.index("--output-junit") + 1])
+            junit.write_text("x")
+            return subprocess.CompletedProcess(command, 0)
+
+        def read_junit(junit, properties, reports=None):
+            return [R.TestResult(t + case, outcome, reason=reason, timeout=20) for case, outcome, reason in left.pop(0)]
+        with mock.patch.object(G.subprocess, "run", fake_run), mock.patch.object(R, "read_junit", read_junit), \
+                mock.patch.object(R, "test_properties", lambda *a, **k: {}), \
+                mock.patch.object(G, "judge_shared_faults_alone", lambda ws, graded, *a: graded):
+            graded, *_ = G.test(ws, ["06-transpose"], {}, gpu="0" if lock_dir else None, all_gpus="0,1",
+                                lock_dir=lock_dir, batches=batches, fail_fast=True)
+        return ran, [(r.name.rsplit(".", 1)[1], r.outcome) for r in graded]
+
+    def test_stops_after_the_phase_where_a_failure_stands(self):
+        ran, graded = self.grade([[("A", "failed", "Failed"), ("B", "passed", "")], [("C", "passed", "")]])
+        self.assertEqual(ran, ["-L ^student$ -LE ^alone$"])  # the measurements never ran
+        self.assertEqual(graded, [("A", "failed"), ("B", "passed")])
+
+    def test_a_failure_a_neighbour_could_cause_goes_on(self):
+        timeout = R._failure_reason("student.06-transpose.S.A", "Timeout", "", 20, 20)
+        ran, graded = self.grade([[("A", "failed", timeout)], [("C", "passed", "")]])
+        self.assertEqual(ran, ["-L ^student$ -LE ^alone$", "-L ^student$ -L ^alone$"])
+        self.assertEqual(graded, [("A", "failed"), ("C", "passed")])
+
+    def test_with_the_class_turns_the_cheap_tests_still_come_first(self):
+        lock_dir = tempfile.mkdtemp()
+        ran, _ = self.grade([[("A", "passed", "")], [("C", "failed", "Failed")], [("M", "passed", "")]], lock_dir)
+        # Two phases in the class's turns (not one), and no multi-GPU phase after the failure.
+        self.assertEqual(ran, ["-L ^student$ -LE ^(alone|multi-gpu)$", "-L ^student$ -L ^alone$ -LE ^multi-gpu$"])
+
+
 class SyscallLog(unittest.TestCase):
     """The sandbox supervisor's log, "<number> <times> <command>" per call outside the list, read
     into {name: times} and the programs that made them (grading.syscalls_outside)."""

@@ -393,7 +393,8 @@ def gpu_locks(lock_dir, gpus, shared=False):
             handle.close()  # closing releases the lock
 
 
-def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batches=True, batch_rounds=6):
+def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batches=True, batch_rounds=6,
+         fail_fast=False):
     """Runs the graded chapters' student tests: ctest unconfined (its reports out of reach of the
     tests), every test program in the sandbox (cmake/CourseTestList.cmake puts course-sandbox in
     front of it). Two phases on one GPU: first the tests that may run side by side (`jobs` at a
@@ -420,6 +421,10 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
     fewer than two cases, judged or sent to run alone, in each of the last two rounds: one by one
     then costs no more programs). The last pass runs every other case on its own, one process each
     (COURSE_TEST_ONLY), exactly as without batches: those that did not stand where they failed.
+    With `fail_fast` (tools/mutate.py: a mutant needs one failed test to be killed, not a grade),
+    the tests that may run side by side run before those labelled `alone` also with the class's
+    turn file, and nothing more runs once a failure stands (one that a neighbour could not have
+    caused: results.shared_fault); the cases left are not graded. Not for grades.
     Returns (results, seconds testing, seconds waiting for the GPU, {phase: seconds})."""
     class_turns = lock_dir is not None and gpu is not None
     turns = pathlib.Path(lock_dir) / f"gpu-{gpu}.turn" if class_turns else ws.scratch / "gpu-turn.lock"
@@ -480,7 +485,12 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
     # (name, ctest selection, GPU lock shared, jobs, turn file, whether it runs the `alone` tests
     # of the second pass: None for both kinds).
     # On a machine of one GPU, the multi-GPU tests join that phase.
-    if class_turns:
+    if class_turns and fail_fast:  # the cheap tests first, each phase in the class's turns
+        phases = [("side-by-side", ["-L", "^student$", "-LE", "^alone$" if one_gpu else "^(alone|multi-gpu)$"], True,
+                   max(4, jobs) + 2, turns, False),
+                  ("alone", ["-L", "^student$", "-L", "^alone$", *([] if one_gpu else ["-LE", "^multi-gpu$"])], True,
+                   max(4, jobs) + 2, turns, True)]
+    elif class_turns:
         phases = [("side-by-side and alone", ["-L", "^student$", *([] if one_gpu else ["-LE", "^multi-gpu$"])], True,
                    max(4, jobs) + 2, turns, None)]
     else:
@@ -488,6 +498,10 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
         alone = ["-L", "^student$", "-L", "^alone$", *(["-LE", "^multi-gpu$"] if gpu is not None else [])]
         phases = [("side-by-side", side_by_side, True, max(4, jobs), None, False),
                   ("alone", alone, False, 4, turns, True)]
+    def failure_stands():
+        """With fail_fast: whether a verdict so far is a failure that no neighbour could have caused."""
+        return fail_fast and any(r.outcome == "failed" and not R.shared_fault(r) for r in graded)
+
     def runs_in(is_alone, cases):
         """Whether a phase (that runs the tests labelled `alone`, or not, or both: None) runs any of `cases`."""
         return any(is_alone is None or ("alone" in properties.get(c, ([], 0))[0]) == is_alone for c in cases)
@@ -531,6 +545,8 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
             for phase, selection, shared, phase_jobs, turn_lock, is_alone in phases:
                 if again and not runs_in(is_alone, [c for cases in in_batches.values() for c in cases]):
                     continue
+                if failure_stands():
+                    break
                 for result in run(f"{phase} {label}", selection, gpu, locks, shared,
                                   phase_jobs, turn_lock, batch_env, only + "Batch\\." if again else only):
                     if result.name in in_batches:
@@ -543,7 +559,7 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
                         settled[result.name] = len(stood) + len(alone)
                     elif not again:  # a test that is never batched (Build.*, CodePolicy, several GPUs)
                         graded.append(result)
-            if all(case in judged or case in at_once for case in first_cases):
+            if all(case in judged or case in at_once for case in first_cases) or failure_stands():
                 break
             # A batch that settled fewer than two cases in each of two rounds in a row (a first
             # case that failed, and nothing after it) has the rest of its cases run one by one:
@@ -555,12 +571,12 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
                 if batch.removesuffix("-rest") in few & few_before:
                     at_once.update(c for c in cases if c not in judged)
             few_before = few
-        one_by_one = [case for case in first_cases if case not in judged]
+        one_by_one = [] if failure_stands() else [case for case in first_cases if case not in judged]
         listing = ws.root / "one-by-one.txt"
         listing.write_text("".join(f"{case}\n" for case in one_by_one))
         if one_by_one:
             for phase, selection, shared, phase_jobs, turn_lock, is_alone in phases:
-                if runs_in(is_alone, one_by_one):
+                if runs_in(is_alone, one_by_one) and not failure_stands():
                     # (The code policy's tests are listed whatever COURSE_TEST_ONLY says: they ran.)
                     wanted = set(one_by_one)
                     graded += [r for r in run(f"{phase} one by one", [*selection, "-E", "\\.CodePolicy\\."], gpu,
@@ -568,10 +584,11 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
                                if r.name in wanted]
     else:
         for phase, selection, shared, phase_jobs, turn_lock, _ in phases:
-            graded += run(phase, selection, gpu, locks, shared, phase_jobs, turn_lock)
+            if not failure_stands():
+                graded += run(phase, selection, gpu, locks, shared, phase_jobs, turn_lock)
     if class_turns:
         graded = judge_shared_faults_alone(ws, graded, run, gpu, locks, turns)
-    if gpu is not None and not one_gpu:
+    if gpu is not None and not one_gpu and not failure_stands():
         graded += run("multi-gpu", ["-L", "^student$", "-L", "^multi-gpu$"], ",".join(every_gpu), every_gpu, False, 4)
     return graded, time.monotonic() - started - waited, waited, seconds
 
