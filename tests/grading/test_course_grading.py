@@ -528,11 +528,12 @@ class SyscallLog(unittest.TestCase):
         import tempfile as T
         ws = G.Workspace(pathlib.Path(T.mkdtemp()))
         ws.syscall_log.write_text("57 3 /b/student_ch06_tests --gtest_filter=A.B\n62 1 /b/student_ch06_tests\n"
-                                  "57 2 /b/student_ch07_tests\nnot a line\n")
+                                  "57 2 /b/student_ch07_tests\nnot a line\n"
+                                  "proc-write /proc/self/mem /b/student_ch06_tests --gtest_filter=A.B\n")
         counts, programs = G.syscalls_outside(ws)
         names = G._syscall_names()
         fork, kill = names.get(57, "syscall 57"), names.get(62, "syscall 62")
-        self.assertEqual(counts, {fork: 5, kill: 1})
+        self.assertEqual(counts, {fork: 5, kill: 1, "open for writing /proc/self/mem": 1})
         self.assertEqual(programs[fork], ["student_ch06_tests", "student_ch07_tests"])
         ws.syscall_log.unlink()
         self.assertEqual(G.syscalls_outside(ws), ({}, {}))
@@ -953,6 +954,66 @@ int main(void) {
             done = subprocess.run([str(self.launcher), "-s", f"enforce:{folder}/calls.log", "--", "sh", "-c", "kill -SEGV $$"],
                                   capture_output=True, timeout=60)
         self.assertEqual(done.returncode, -11)  # ctest tells a crash by the signal
+
+    PROC_PROBE = r"""
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+static int value = 1;
+static void say(const char* what, int fd) { printf("%s %s\n", what, fd >= 0 ? "opened" : strerror(errno)); }
+int main(int argc, char** argv) {
+  char path[96];
+  /* what the CUDA driver does to name a thread: glibc opens /proc/self/task/<tid>/comm O_RDWR */
+  printf("setname %d\n", pthread_setname_np(pthread_self(), "course-probe"));
+  say("mem", open("/proc/self/mem", O_RDWR));
+  snprintf(path, sizeof path, "/proc/self/task/%d/mem", gettid());
+  say("task-mem", open(path, O_WRONLY));
+  say("pid-mem", openat(AT_FDCWD, "/proc/thread-self/mem", O_RDWR | O_CLOEXEC));
+  say("oom", open("/proc/self/oom_score_adj", O_WRONLY));
+  say("maps", open("/proc/self/maps", O_RDONLY));
+  snprintf(path, sizeof path, "%s/inside.txt", argv[1]);
+  say("inside", open(path, O_WRONLY | O_CREAT, 0644));
+  int fd = open("/proc/self/mem", O_RDONLY);
+  if (fd >= 0) {
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);  /* the read-only descriptor reopened for writing */
+    say("reopen-mem", open(path, O_RDWR));
+  }
+  printf("tid %d\nfd %d\n", gettid(), fd);
+  printf("value %d\n", value + argc - 2);
+  return 0;
+}
+"""
+
+    def test_proc_is_read_only_and_thread_names_go_nowhere(self):
+        """With -s, no write through /proc/<pid>/mem (the kernel writes through page protections and
+        seals there) or any other /proc file; the one the CUDA driver needs, a thread's name, gets
+        /dev/null (the driver fails to start when it cannot open it)."""
+        for mode in ("enforce", "learn"):
+            with tempfile.TemporaryDirectory() as folder:
+                root = pathlib.Path(folder)
+                (root / "probe.c").write_text(self.PROC_PROBE)
+                subprocess.run(["cc", "-O1", "-pthread", "-o", str(root / "probe"), str(root / "probe.c")], check=True)
+                done = subprocess.run([str(self.launcher), "-w", str(root), "-s", f"{mode}:{root / 'calls.log'}", "--",
+                                       str(root / "probe"), str(root)], capture_output=True, text=True, timeout=60)
+                said = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
+                self.assertEqual(done.returncode, 0, done.stderr)
+                self.assertEqual(said["setname"], "0", mode)  # the name's open and write succeed (into /dev/null)
+                for what in ("mem", "task-mem", "pid-mem", "oom", "reopen-mem"):
+                    self.assertEqual(said[what], "Permission denied", (mode, what))  # Landlock
+                self.assertEqual(said["maps"], "opened")
+                self.assertEqual(said["inside"], "opened")  # writes where -w allows them still open
+                self.assertTrue((root / "inside.txt").exists())
+                self.assertEqual(said["value"], "1")
+                log = (root / "calls.log").read_text()
+                # Nothing outside the list was called; the refused opens under /proc are named.
+                self.assertEqual(sorted(line.split(" ")[1] for line in log.splitlines()),
+                                 sorted(["/proc/self/mem", f"/proc/self/task/{said['tid']}/mem", "/proc/thread-self/mem",
+                                         "/proc/self/oom_score_adj", f"/proc/self/fd/{said['fd']}"]), log)
+                self.assertTrue(all(line.startswith("proc-write ") for line in log.splitlines()), log)
 
     def test_refuses_bad_usage(self):
         self.assertEqual(subprocess.run([str(self.launcher), "-s", "maybe:/tmp/x", "--", "true"],

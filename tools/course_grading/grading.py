@@ -167,6 +167,10 @@ def syscalls_outside(ws):
     names = _syscall_names()
     counts, programs = {}, {}
     for line in lines:  # "<number> <times> <command>" (course-sandbox's supervisor)
+        if line.startswith("proc-write "):  # "proc-write <path> <command>": an open for writing under /proc, refused
+            name = "open for writing " + line.split(" ")[1]
+            counts[name] = counts.get(name, 0) + 1
+            continue
         number, _, rest = line.partition(" ")
         times, _, command = rest.partition(" ")
         if not number.isdigit() or not times.isdigit():

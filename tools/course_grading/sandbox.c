@@ -1,7 +1,7 @@
 // course-sandbox: runs one command of student code confined by Landlock, the Linux security
 // module any unprivileged process can apply to itself (kernel 5.13 or newer). The command and
-// everything it starts may write only in the folders given with -w (and /dev and /proc, which
-// the GPU driver needs), may read everything but the folders given with -h (except the folders
+// everything it starts may write only in the folders given with -w (and /dev, which the GPU
+// driver needs; /proc too without -s, see below), may read everything but the folders given with -h (except the folders
 // given with -R or -w inside them), and may open no TCP connection (kernel 6.7 or newer). tools/grade-submission compiles it and puts it in front
 // of every test command, so that ctest itself, its reports and the build tree stay out of reach.
 //
@@ -13,7 +13,12 @@
 // exec after its own); any other call is sent to this process, the supervisor, which the command
 // cannot reach: it refuses the call (EPERM) with enforce, or lets it run with learn (to find what
 // a new CUDA release needs), and when the command ends appends "<number> <times> <command>" to
-// LOG for each such call.
+// LOG for each such call. With -s, /proc is read-only for the command (Landlock): no write
+// through /proc/<pid>/mem, which the kernel lets through page protections and seals, and none to
+// any other process file. The CUDA driver names its threads by writing /proc/<pid>/task/<tid>/comm
+// and fails to start (cudaErrorOperatingSystem) when it cannot open that file: such an open is
+// sent to the supervisor, which answers it with a descriptor of /dev/null (the names are lost;
+// nothing else changes). Every other open for writing runs on, under Landlock.
 //
 // -f FILE: more options, one per line ("-w DIR", "-R DIR", "-h DIR" or "-r"), so that a grader can change
 // them per submission without rebuilding the test list that names this command. -r: refuse to run (exit status 3) where Landlock is not available; without it the command
@@ -39,6 +44,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -183,7 +189,8 @@ static void add(struct sock_filter* program, int* length, struct sock_filter ins
 }
 
 #define LOAD(field) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)offsetof(struct seccomp_data, field))
-#define LOAD_ARG0_LOW BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)offsetof(struct seccomp_data, args[0]))
+#define LOAD_ARG_LOW(i) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)offsetof(struct seccomp_data, args[i]))
+#define LOAD_ARG0_LOW LOAD_ARG_LOW(0)
 #define RETURN(value) BPF_STMT(BPF_RET | BPF_K, (value))
 
 // Installs the filter on this process (the child, just before it runs the command); returns the
@@ -198,6 +205,18 @@ static int install_filter(void) {
   add(program, &n, (struct sock_filter)LOAD(nr));
   add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 0, 1));  // x32 numbers
   add(program, &n, (struct sock_filter)RETURN(SECCOMP_RET_KILL_PROCESS));
+  // open and openat for writing (O_WRONLY or O_RDWR in the flags): to the supervisor, which hands
+  // a thread-name file under /proc a /dev/null and lets every other run on (Landlock decides).
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat, 0, 4));
+  add(program, &n, (struct sock_filter)LOAD_ARG_LOW(2));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_WRONLY | O_RDWR, 0, 1));
+  add(program, &n, (struct sock_filter)RETURN(SECCOMP_RET_USER_NOTIF));
+  add(program, &n, (struct sock_filter)LOAD(nr));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_open, 0, 4));
+  add(program, &n, (struct sock_filter)LOAD_ARG_LOW(1));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_WRONLY | O_RDWR, 0, 1));
+  add(program, &n, (struct sock_filter)RETURN(SECCOMP_RET_USER_NOTIF));
+  add(program, &n, (struct sock_filter)LOAD(nr));
   for (size_t i = 0; i < sizeof kAllowed / sizeof kAllowed[0]; ++i) {
     add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)kAllowed[i], 0, 1));
     add(program, &n, (struct sock_filter)RETURN(SECCOMP_RET_ALLOW));
@@ -260,6 +279,69 @@ static int take_descriptor(pid_t child, int fd) {
   return copy;
 }
 
+// The path an open of the command's names (up to PATH_MAX bytes, read once from its memory), or
+// "" when it cannot be read.
+static void read_path(pid_t pid, uint64_t address, char* path, size_t size) {
+  size_t have = 0;
+  path[0] = '\0';
+  while (have + 1 < size) {  // in pieces that stop at a page's end: the string may end just before an unmapped one
+    const size_t page_left = 4096 - ((address + have) & 4095);
+    size_t want = size - 1 - have < page_left ? size - 1 - have : page_left;
+    struct iovec local = {path + have, want}, remote = {(void*)(uintptr_t)(address + have), want};
+    const ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+    if (got <= 0) break;
+    path[have + (size_t)got] = '\0';
+    if (memchr(path + have, '\0', (size_t)got)) return;
+    have += (size_t)got;
+  }
+  path[have] = '\0';
+}
+
+// A thread-name file: /proc/.../comm.
+static int names_a_thread(const char* path) {
+  const size_t length = strlen(path);
+  return strncmp(path, "/proc/", 6) == 0 && length > 11 && strcmp(path + length - 5, "/comm") == 0;
+}
+
+// An open for writing: a thread's name file under /proc gets a new descriptor of /dev/null in the
+// command (the open's answer); any other open runs on as the command asked, under Landlock, which
+// keeps /proc read-only, so a path changed after it was read here gains nothing.
+// Other opens for writing under /proc (Landlock refuses them) are logged, the first few paths
+// once each: "proc-write <path>" lines in LOG, for whoever finds a new driver failing to start.
+enum { kProcPaths = 16 };
+static char* proc_writes[kProcPaths];
+
+static void answer_open(int listener, struct seccomp_notif* request, struct seccomp_notif_resp* response) {
+  char path[PATH_MAX];
+  const int at = request->data.nr == SYS_openat ? 1 : 0;
+  read_path((pid_t)request->pid, request->data.args[at], path, sizeof path);
+  if (strncmp(path, "/proc/", 6) == 0 && !names_a_thread(path)) {
+    for (int i = 0; i < kProcPaths; ++i) {
+      if (proc_writes[i] && strcmp(proc_writes[i], path) == 0) break;
+      if (!proc_writes[i]) {
+        proc_writes[i] = strdup(path);
+        break;
+      }
+    }
+  }
+  const int flags = (int)request->data.args[at + 1];
+  if (names_a_thread(path) && ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &request->id) == 0) {
+    const int sink = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (sink >= 0) {
+      struct seccomp_notif_addfd add = {0};
+      add.id = request->id;
+      add.flags = SECCOMP_ADDFD_FLAG_SEND;  // the new descriptor is the open's answer (Linux 5.14)
+      add.srcfd = (uint32_t)sink;
+      add.newfd_flags = (uint32_t)(flags & O_CLOEXEC);
+      const int sent = ioctl(listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+      close(sink);
+      if (sent >= 0 || errno == ENOENT) return;  // answered (or its caller gave up)
+    }
+  }
+  response->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+  ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, response);
+}
+
 // The supervisor: answers the filter's notifications until the command's last thread is gone,
 // then ends as the command ended (the same exit status, or the same signal).
 static int supervise(pid_t child, int listener, const char* command) {
@@ -285,6 +367,10 @@ static int supervise(pid_t child, int listener, const char* command) {
       memset(response, 0, sizes.seccomp_notif_resp);
       response->id = request->id;
       const int nr = request->data.nr;
+      if (nr == SYS_openat || nr == SYS_open) {
+        answer_open(listener, request, response);  // (it answers)
+        continue;
+      }
       // The command's own execve, the first one, runs; every later one is judged like any call.
       if (nr == SYS_execve && request->pid == (uint32_t)child && execs++ == 0) {
         response->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
@@ -306,6 +392,8 @@ static int supervise(pid_t child, int listener, const char* command) {
   }
   for (int nr = 0; nr < kCalls; ++nr)
     if (calls[nr] > 0 && log >= 0) dprintf(log, "%d %ld %s\n", nr, calls[nr], command);
+  for (int i = 0; i < kProcPaths && proc_writes[i]; ++i)
+    if (log >= 0) dprintf(log, "proc-write %s %s\n", proc_writes[i], command);
   if (WIFSIGNALED(status)) {
     signal(WTERMSIG(status), SIG_DFL);
     kill(getpid(), WTERMSIG(status));
@@ -427,9 +515,11 @@ int main(int argc, char** argv) {
     ruleset = (int)syscall(kCreateRuleset, &attr, attr_size, 0);
     if (ruleset < 0) fail("landlock_create_ruleset");
     allow_reading("/");
-    // The CUDA driver writes under /proc (cudaErrorOperatingSystem without it).
     allow("/dev", handled);
-    allow("/proc", handled);
+    // /proc stays read-only with -s: the driver's one write there, a thread's name, is answered by
+    // the supervisor (answer_open). Without -s the driver must write it (cudaErrorOperatingSystem
+    // otherwise), and /proc/<pid>/mem is writable too.
+    if (!syscall_mode) allow("/proc", handled);
     for (int i = 0; i < readable_count; ++i) allow(readable[i], kExecute | kReadFile | kReadDir);
     for (int i = 0; i < writable_count; ++i) allow(writable[i], handled);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("prctl(PR_SET_NO_NEW_PRIVS)");
