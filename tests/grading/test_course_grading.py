@@ -478,7 +478,7 @@ class FailFast(unittest.TestCase):
     """grading.test(fail_fast=True) (tools/mutate.py): the tests that may run side by side first,
     and nothing more once a failure stands; a failure a neighbour could cause does not stop it."""
 
-    def grade(self, verdicts, lock_dir=None, batches=False):
+    def grade(self, verdicts, lock_dir=None, batches=False, rejudged=lambda graded: graded):
         """The ctest selections that ran, with ctest faked: each run's results are the next of
         `verdicts` (lists of (case, outcome, reason))."""
         from unittest import mock
@@ -497,7 +497,7 @@ class FailFast(unittest.TestCase):
             return [R.TestResult(t + case, outcome, reason=reason, timeout=20) for case, outcome, reason in left.pop(0)]
         with mock.patch.object(G.subprocess, "run", fake_run), mock.patch.object(R, "read_junit", read_junit), \
                 mock.patch.object(R, "test_properties", lambda *a, **k: {}), \
-                mock.patch.object(G, "judge_shared_faults_alone", lambda ws, graded, *a: graded):
+                mock.patch.object(G, "judge_shared_faults_alone", lambda ws, graded, *a: rejudged(graded)):
             graded, *_ = G.test(ws, ["06-transpose"], {}, gpu="0" if lock_dir else None, all_gpus="0,1",
                                 lock_dir=lock_dir, batches=batches, fail_fast=True)
         return ran, [(r.name.rsplit(".", 1)[1], r.outcome) for r in graded]
@@ -507,11 +507,19 @@ class FailFast(unittest.TestCase):
         self.assertEqual(ran, ["-L ^student$ -LE ^alone$"])  # the measurements never ran
         self.assertEqual(graded, [("A", "failed"), ("B", "passed")])
 
-    def test_a_failure_a_neighbour_could_cause_goes_on(self):
+    def test_a_time_limit_stands_alone_and_beside_others_once_judged_again(self):
         timeout = R._failure_reason("student.06-transpose.S.A", "Timeout", "", 20, 20)
         ran, graded = self.grade([[("A", "failed", timeout)], [("C", "passed", "")]])
-        self.assertEqual(ran, ["-L ^student$ -LE ^alone$", "-L ^student$ -L ^alone$"])
-        self.assertEqual(graded, [("A", "failed"), ("C", "passed")])
+        self.assertEqual(ran, ["-L ^student$ -LE ^alone$"])  # graded alone: the time limit is its own
+        # Beside other gradings it is judged again with the GPU to itself first: passed there, it goes on ...
+        ran, graded = self.grade([[("A", "failed", timeout)], [("C", "passed", "")], [("M", "passed", "")]],
+                                 tempfile.mkdtemp(), rejudged=lambda graded: [R.TestResult(graded[0].name, "passed")])
+        self.assertEqual(graded, [("A", "passed"), ("C", "passed"), ("M", "passed")])
+        self.assertEqual(len(ran), 3)  # and the multi-GPU phase
+        # ... failed again, it stands (a kernel that never ends is killed at its first time limit).
+        ran, graded = self.grade([[("A", "failed", timeout)], [("C", "passed", "")]], tempfile.mkdtemp(),
+                                 rejudged=lambda graded: graded)
+        self.assertEqual((len(ran), graded), (1, [("A", "failed")]))
 
     def test_with_the_class_turns_the_cheap_tests_still_come_first(self):
         lock_dir = tempfile.mkdtemp()

@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <sys/file.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
@@ -35,6 +36,7 @@
 #include "course/parallel.h"
 #include "course/perf.h"
 #include "course/random.h"
+#include "course/seal.h"
 #include "course/settings.h"
 #include "course/testing.h"
 #include "course/timing.h"
@@ -1024,10 +1026,7 @@ TEST(Fatbin, ParsesArchListAndPrintsSets) {
 // main() (gtest_main.cpp) seals the program's RELRO pages with mseal: no mprotect can make the
 // relocation table writable again, so a submission cannot redirect the judge's library calls.
 TEST(Sealing, TheRelocationTableCannotBeMadeWritableAgain) {
-  const long page = sysconf(_SC_PAGESIZE);
-  void* probe = mmap(nullptr, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  ASSERT_NE(probe, MAP_FAILED);
-  if (syscall(462 /* mseal */, probe, page, 0) != 0) GTEST_SKIP() << "this kernel has no mseal (Linux 6.10 and newer)";
+  if (!course::kernel_can_seal()) GTEST_SKIP() << "this kernel has no mseal (Linux 6.10 and newer)";
   struct Range {
     uintptr_t start = 0, end = 0;
   } relro;
@@ -1060,21 +1059,38 @@ TEST(Sealing, TheSettingsCannotBeWritten) {
   EXPECT_EQ(settings.perf_scale, course::settings().perf_scale);
   void* page = const_cast<void*>(static_cast<const void*>(&settings));
   const long size = sysconf(_SC_PAGESIZE);
-  void* probe = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  ASSERT_NE(probe, MAP_FAILED);
-  if (syscall(462 /* mseal */, probe, size, 0) != 0) GTEST_SKIP() << "this kernel has no mseal (Linux 6.10 and newer)";
+  if (!course::kernel_can_seal()) GTEST_SKIP() << "this kernel has no mseal (Linux 6.10 and newer)";
   errno = 0;
   EXPECT_NE(mprotect(page, size, PROT_READ | PROT_WRITE), 0) << "the settings' page could be made writable again";
   EXPECT_EQ(errno, EPERM);
+}
+
+// The C library's code, which the judge's checks run (memcmp, the clocks), and the vDSO's are
+// sealed too (course::seal_loaded_objects in main and before each test): a submission cannot make
+// memcmp answer "equal" or stop the judge's clock by patching them.
+TEST(Sealing, TheLibrariesCodeCannotBeMadeWritable) {
+  if (!course::kernel_can_seal()) GTEST_SKIP() << "this kernel has no mseal (Linux 6.10 and newer)";
+  const uintptr_t size = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  int (*compare)(const void*, const void*, size_t) = &memcmp;
+  const uintptr_t libc = reinterpret_cast<uintptr_t>(reinterpret_cast<void*>(compare)) & ~(size - 1);
+  errno = 0;
+  EXPECT_NE(mprotect(reinterpret_cast<void*>(libc), size, PROT_READ | PROT_WRITE | PROT_EXEC), 0)
+      << "a page of the C library's code could be made writable";
+  EXPECT_EQ(errno, EPERM);
+  errno = 0;
+  EXPECT_NE(munmap(reinterpret_cast<void*>(libc), size), 0) << "a page of the C library's code could be unmapped";
+  const auto vdso = reinterpret_cast<uintptr_t>(reinterpret_cast<void*>(getauxval(AT_SYSINFO_EHDR)));
+  if (vdso == 0) GTEST_SKIP() << "no vDSO here";
+  errno = 0;
+  EXPECT_NE(mprotect(reinterpret_cast<void*>(vdso), size, PROT_READ | PROT_WRITE | PROT_EXEC), 0)
+      << "the vDSO's code (the clocks) could be made writable";
 }
 
 // The program's code and constants (its read-only PT_LOAD segments) are sealed too: no mprotect
 // makes a threshold among the constants, or the code, writable.
 TEST(Sealing, TheCodeAndConstantsCannotBeMadeWritable) {
   const long size = sysconf(_SC_PAGESIZE);
-  void* probe = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  ASSERT_NE(probe, MAP_FAILED);
-  if (syscall(462 /* mseal */, probe, size, 0) != 0) GTEST_SKIP() << "this kernel has no mseal (Linux 6.10 and newer)";
+  if (!course::kernel_can_seal()) GTEST_SKIP() << "this kernel has no mseal (Linux 6.10 and newer)";
   static const double kThreshold = 0.75;  // a constant of this program
   const uintptr_t at = reinterpret_cast<uintptr_t>(&kThreshold) & ~static_cast<uintptr_t>(size - 1);
   errno = 0;

@@ -502,9 +502,20 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
         alone = ["-L", "^student$", "-L", "^alone$", *(["-LE", "^multi-gpu$"] if gpu is not None else [])]
         phases = [("side-by-side", side_by_side, True, max(4, jobs), None, False),
                   ("alone", alone, False, 4, turns, True)]
+    rejudged_early = False
+
     def failure_stands():
-        """With fail_fast: whether a verdict so far is a failure that no neighbour could have caused."""
-        return fail_fast and any(r.outcome == "failed" and not R.shared_fault(r) for r in graded)
+        """With fail_fast: whether a verdict so far is a failure that stands: one that no neighbour
+        could have caused, or one such (a time limit: a kernel that never ends) judged again with
+        the GPU to itself, then and there, that failed again."""
+        nonlocal graded, rejudged_early
+        if not fail_fast:
+            return False
+        if class_turns and not rejudged_early and any(r.outcome == "failed" and R.shared_fault(r) for r in graded):
+            graded = judge_shared_faults_alone(ws, graded, run, gpu, locks, turns)
+            rejudged_early = True
+        return any(r.outcome == "failed" and (not R.shared_fault(r) or not class_turns or rejudged_early)
+                   for r in graded)
 
     def runs_in(is_alone, cases):
         """Whether a phase (that runs the tests labelled `alone`, or not, or both: None) runs any of `cases`."""
@@ -590,7 +601,7 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
         for phase, selection, shared, phase_jobs, turn_lock, _ in phases:
             if not failure_stands():
                 graded += run(phase, selection, gpu, locks, shared, phase_jobs, turn_lock)
-    if class_turns:
+    if class_turns and not rejudged_early:
         graded = judge_shared_faults_alone(ws, graded, run, gpu, locks, turns)
     if gpu is not None and not one_gpu and not failure_stands():
         graded += run("multi-gpu", ["-L", "^student$", "-L", "^multi-gpu$"], ",".join(every_gpu), every_gpu, False, 4)

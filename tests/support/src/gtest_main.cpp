@@ -8,9 +8,6 @@
 // could print.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
-#include <link.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -26,6 +23,7 @@
 #include "course/gpu_turn.h"
 #include "course/profile.h"
 #include "course/random.h"
+#include "course/seal.h"
 #include "course/settings.h"
 
 namespace {
@@ -96,40 +94,19 @@ void yield_gpu_turn_from_now() {
   std::printf("[  COURSE  ] the GPU turn is held, not yielded: %s\n", why_not.c_str());
 }
 
-// Seals this program's code, constants and relocation table once they are read-only (full RELRO,
-// -z relro -z now): with mseal (Linux 6.10 and newer) no later mprotect can make them writable
-// again, so a submission can neither redirect the judge's library calls nor patch its code or a
-// threshold among its constants, even through the C library's own code. Where the kernel has no
-// mseal, the pages are still read-only (against writes, not against mprotect).
-#ifndef SYS_mseal
-#define SYS_mseal 462  // the same on x86-64 and AArch64
-#endif
-void seal_program_image() {
-  dl_iterate_phdr(
-      [](dl_phdr_info* object, size_t, void*) {
-        const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-        for (int i = 0; i < object->dlpi_phnum; ++i) {
-          const ElfW(Phdr)& segment = object->dlpi_phdr[i];
-          const uintptr_t begin = object->dlpi_addr + segment.p_vaddr;
-          uintptr_t start = 0, end = 0;
-          if (segment.p_type == PT_GNU_RELRO) {
-            // The pages the loader made read-only (it rounds the end down, as glibc does).
-            start = begin & ~(page - 1);
-            end = (begin + segment.p_memsz) & ~(page - 1);
-          } else if (segment.p_type == PT_LOAD && !(segment.p_flags & PF_W)) {
-            start = begin & ~(page - 1);  // code and constants: whole pages
-            end = (begin + segment.p_memsz + page - 1) & ~(page - 1);
-          }
-          if (end > start) (void)syscall(SYS_mseal, start, end - start, 0);
-        }
-        return 1;  // the first object is the program itself; libraries keep theirs (dlclose must unmap them)
-      },
-      nullptr);
-}
+// Seals before every test what was loaded since main began (course/seal.h): a test that records
+// with CUPTI, or calls a library, may have loaded more.
+class SealBeforeEachTest : public ::testing::EmptyTestEventListener {
+  void OnTestStart(const ::testing::TestInfo&) override { course::seal_loaded_objects(); }
+};
 }  // namespace
 
 int main(int argc, char** argv) {
-  seal_program_image();
+  // Every loaded object's code, constants and relocation table (full RELRO: -z relro -z now),
+  // sealed: no mprotect makes them writable again, so a submission can neither redirect the
+  // judge's library calls nor patch its code, a threshold among its constants, or the C library's
+  // and the driver's code that the judge's checks and clocks run (course/seal.h).
+  course::seal_loaded_objects();
   const auto main_start = std::chrono::steady_clock::now();
   bool listing = false;
   for (int i = 1; i < argc; ++i) listing = listing || std::strcmp(argv[i], "--gtest_list_tests") == 0;
@@ -140,6 +117,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   ::testing::InitGoogleTest(&argc, argv);
+  ::testing::UnitTest::GetInstance()->listeners().Append(new SealBeforeEachTest);
   if (!listing) {
     try {
       // The driver and the runtime start (the first CUDA call): no context yet, nothing on the GPU.
@@ -161,6 +139,7 @@ int main(int argc, char** argv) {
         (void)cudaFree(nullptr);  // the context, made here (in the turn) rather than inside a test
       }
       course::context_made();  // the next program may make its own (gpu_turn.h)
+      course::seal_loaded_objects();  // the CUDA driver and what it loaded, before any test runs
       if (why) {
         std::printf("[  COURSE  ] %s\n", why->c_str());
       } else {

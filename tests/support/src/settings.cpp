@@ -1,8 +1,6 @@
 #include "course/settings.h"
 
 #include <sys/mman.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <cstring>
 #include <new>
@@ -11,6 +9,7 @@
 
 #include "course/perf.h"
 #include "course/random.h"
+#include "course/seal.h"
 
 namespace course {
 
@@ -30,12 +29,9 @@ struct SettingsInPlace {
 
 Settings& mutable_settings() { return *std::launder(reinterpret_cast<Settings*>(settings_storage)); }
 
-#ifndef SYS_mseal
-#define SYS_mseal 462  // the same on x86-64 and AArch64
-#endif
 void seal_settings() {
   if (mprotect(settings_storage, kSettingsBytes, PROT_READ) == 0)
-    (void)syscall(SYS_mseal, settings_storage, kSettingsBytes, 0);  // (ENOSYS before Linux 6.10)
+    (void)seal_pages(settings_storage, kSettingsBytes);  // (not before Linux 6.10)
 }
 }  // namespace
 
