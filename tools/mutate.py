@@ -8,6 +8,7 @@ operators), graded as a class, each on its own chapter only.
                                [--ids ID,ID,...]
     tools/mutate.py run DIR -o OUT [--markdown FILE] [grade-class options: --gpus, --timeouts, ...]
     tools/mutate.py report OUT --mutants DIR [--markdown FILE]
+    tools/mutate.py merge OUT GRADED [GRADED...]
 
 list: every mutant (id, operator, the line before and after) and the count per chapter.
 make-class: DIR/<student>/chapters/<chapter>/<the chapter's starter files> for each sampled mutant
@@ -29,6 +30,9 @@ were not graded, e.g. without a GPU) or not graded (the grading failed); score =
 (mutants - stillborn - equivalent - undecided - not graded), and each survivor with its
 operator and its line before and after. The course's goal: >= 95% of the non-equivalent mutants
 killed in every chapter. Writes OUT/mutation-report.json and .md (and --markdown FILE).
+merge: one graded folder from several classes of the same sample (e.g. a class's survivors and
+ungraded mutants graded again once tests were added): each submission's results.json from the
+last GRADED that has it, so that `report OUT --mutants DIR` reports them together.
 Exit status: 0, or 1 when a control lost points or a chapter's score is under --goal (with
 --fail-under-goal).
 """
@@ -206,6 +210,20 @@ def report(out, mutants_dir, markdown=None, equivalent=EQUIVALENT, goal=0.95, ec
     return data, under
 
 
+def merge(out, graded):
+    """OUT/<student>/results.json from the last of `graded` that has it; prints what came from where."""
+    origin = {}
+    for folder in graded:
+        for results in sorted(folder.glob("*/results.json")):
+            target = out / results.parent.name / "results.json"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(results, target)
+            origin[results.parent.name] = folder
+    for folder in graded:
+        print(f"mutate: {sum(1 for f in origin.values() if f == folder)} gradings from {folder}")
+    return 0
+
+
 def markdown_report(data):
     goal = data["goal"]
     lines = ["# Mutation score", "",
@@ -282,11 +300,16 @@ def main():
     reporter.add_argument("--markdown")
     reporter.add_argument("--goal", type=float, default=0.95)
     reporter.add_argument("--fail-under-goal", action="store_true")
+    merger = sub.add_parser("merge")
+    merger.add_argument("outdir")
+    merger.add_argument("graded", nargs="+", help="graded folders, oldest first (a later one's results win)")
     args, rest = parser.parse_known_args()
     if rest and args.command != "run":
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     if args.command == "list":
         return command_list(args)
+    if args.command == "merge":
+        return merge(pathlib.Path(args.outdir), [pathlib.Path(g) for g in args.graded])
     if args.command == "make-class":
         make_class(pathlib.Path(args.dir), chapters_of(args.chapters), args.per_chapter, args.seed,
                    args.include_equivalent, ids=[i for i in (args.ids or "").split(",") if i])

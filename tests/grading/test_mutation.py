@@ -7,6 +7,8 @@ no build: run by the test workflow (label unit).
 
     python3 tests/grading/test_mutation.py
 """
+import contextlib
+import io
 import importlib.machinery
 import importlib.util
 import json
@@ -300,6 +302,22 @@ class Course(unittest.TestCase):
                              sorted(m.id for m in chosen))
             with self.assertRaises(SystemExit):
                 mutate.make_class(pathlib.Path(folder) / "other", ids=["08-execution-config/x.cu:1:arith:0:000000"])
+
+
+class Merge(unittest.TestCase):
+    """mutate.py merge: each submission's results from the last class that graded it."""
+
+    def test_the_later_class_wins(self):
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder)
+            for cls, students in (("a", ("m-1", "m-2")), ("b", ("m-2", "m-3"))):
+                for student in students:
+                    (root / cls / student).mkdir(parents=True)
+                    (root / cls / student / "results.json").write_text(f'{{"from": "{cls}"}}')
+            with contextlib.redirect_stdout(io.StringIO()):
+                self.assertEqual(mutate.merge(root / "out", [root / "a", root / "b"]), 0)
+            got = {d.name: json.loads((d / "results.json").read_text())["from"] for d in (root / "out").iterdir()}
+            self.assertEqual(got, {"m-1": "a", "m-2": "b", "m-3": "b"})
 
 
 class GradeClassChapters(unittest.TestCase):
