@@ -537,7 +537,7 @@ class SyscallLog(unittest.TestCase):
         ws = G.Workspace(pathlib.Path(T.mkdtemp()))
         ws.syscall_log.write_text("57 3 /b/student_ch06_tests --gtest_filter=A.B\n62 1 /b/student_ch06_tests\n"
                                   "57 2 /b/student_ch07_tests\nnot a line\n"
-                                  "proc-write /proc/self/mem /b/student_ch06_tests --gtest_filter=A.B\n")
+                                  "refused-write /proc/self/mem /b/student_ch06_tests --gtest_filter=A.B\n")
         counts, programs = G.syscalls_outside(ws)
         names = G._syscall_names()
         fork, kill = names.get(57, "syscall 57"), names.get(62, "syscall 62")
@@ -983,6 +983,8 @@ int main(int argc, char** argv) {
   say("pid-mem", openat(AT_FDCWD, "/proc/thread-self/mem", O_RDWR | O_CLOEXEC));
   say("oom", open("/proc/self/oom_score_adj", O_WRONLY));
   say("maps", open("/proc/self/maps", O_RDONLY));
+  say("kmsg", open("/dev/kmsg", O_WRONLY));   /* not a device a test program writes (root could) */
+  say("null", open("/dev/null", O_WRONLY));
   snprintf(path, sizeof path, "%s/inside.txt", argv[1]);
   say("inside", open(path, O_WRONLY | O_CREAT, 0644));
   int fd = open("/proc/self/mem", O_RDONLY);
@@ -999,7 +1001,8 @@ int main(int argc, char** argv) {
     def test_proc_is_read_only_and_thread_names_go_nowhere(self):
         """With -s, no write through /proc/<pid>/mem (the kernel writes through page protections and
         seals there) or any other /proc file; the one the CUDA driver needs, a thread's name, gets
-        /dev/null (the driver fails to start when it cannot open it)."""
+        /dev/null (the driver fails to start when it cannot open it). No device but the driver's
+        and the usual sinks (/dev/kmsg: root could write the kernel's log)."""
         for mode in ("enforce", "learn"):
             with tempfile.TemporaryDirectory() as folder:
                 root = pathlib.Path(folder)
@@ -1010,7 +1013,8 @@ int main(int argc, char** argv) {
                 said = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
                 self.assertEqual(done.returncode, 0, done.stderr)
                 self.assertEqual(said["setname"], "0", mode)  # the name's open and write succeed (into /dev/null)
-                for what in ("mem", "task-mem", "pid-mem", "oom", "reopen-mem"):
+                self.assertEqual(said["null"], "opened")
+                for what in ("mem", "task-mem", "pid-mem", "oom", "reopen-mem", "kmsg"):
                     self.assertEqual(said[what], "Permission denied", (mode, what))  # Landlock
                 self.assertEqual(said["maps"], "opened")
                 self.assertEqual(said["inside"], "opened")  # writes where -w allows them still open
@@ -1020,8 +1024,8 @@ int main(int argc, char** argv) {
                 # Nothing outside the list was called; the refused opens under /proc are named.
                 self.assertEqual(sorted(line.split(" ")[1] for line in log.splitlines()),
                                  sorted(["/proc/self/mem", f"/proc/self/task/{said['tid']}/mem", "/proc/thread-self/mem",
-                                         "/proc/self/oom_score_adj", f"/proc/self/fd/{said['fd']}"]), log)
-                self.assertTrue(all(line.startswith("proc-write ") for line in log.splitlines()), log)
+                                         "/proc/self/oom_score_adj", f"/proc/self/fd/{said['fd']}", "/dev/kmsg"]), log)
+                self.assertTrue(all(line.startswith("refused-write ") for line in log.splitlines()), log)
 
     def test_refuses_bad_usage(self):
         self.assertEqual(subprocess.run([str(self.launcher), "-s", "maybe:/tmp/x", "--", "true"],

@@ -167,8 +167,8 @@ def syscalls_outside(ws):
     names = _syscall_names()
     counts, programs = {}, {}
     for line in lines:  # "<number> <times> <command>" (course-sandbox's supervisor)
-        if line.startswith("proc-write "):  # "proc-write <path> <command>": an open for writing under /proc, refused
-            name = "open for writing " + line.split(" ")[1]
+        if line.startswith("refused-write "):  # "refused-write <path> <command>": an open for writing under
+            name = "open for writing " + line.split(" ")[1]  # /proc or /dev that Landlock refused
             counts[name] = counts.get(name, 0) + 1
             continue
         number, _, rest = line.partition(" ")

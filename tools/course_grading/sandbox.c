@@ -1,7 +1,7 @@
 // course-sandbox: runs one command of student code confined by Landlock, the Linux security
 // module any unprivileged process can apply to itself (kernel 5.13 or newer). The command and
-// everything it starts may write only in the folders given with -w (and /dev, which the GPU
-// driver needs; /proc too without -s, see below), may read everything but the folders given with -h (except the folders
+// everything it starts may write only in the folders given with -w (and the GPU driver's device
+// files, /dev/null and the like, /dev/shm; /proc too without -s, see below), may read everything but the folders given with -h (except the folders
 // given with -R or -w inside them), and may open no TCP connection (kernel 6.7 or newer). tools/grade-submission compiles it and puts it in front
 // of every test command, so that ctest itself, its reports and the build tree stay out of reach.
 //
@@ -306,8 +306,35 @@ static int names_a_thread(const char* path) {
 // An open for writing: a thread's name file under /proc gets a new descriptor of /dev/null in the
 // command (the open's answer); any other open runs on as the command asked, under Landlock, which
 // keeps /proc read-only, so a path changed after it was read here gains nothing.
-// Other opens for writing under /proc (Landlock refuses them) are logged, the first few paths
-// once each: "proc-write <path>" lines in LOG, for whoever finds a new driver failing to start.
+// The device files the command may write: the GPU driver's (/dev/nvidia*, MIG's /dev/nvidia-caps),
+// the usual sinks and sources, and /dev/shm. Not the rest of /dev: a grader running as root must not
+// hand student code the disks (/dev/sda, /dev/nvme*) or /dev/mem.
+static const char* const kWritableDevices[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
+                                               "/dev/shm"};
+
+static int device_writable(const char* path) {
+  if (strncmp(path, "/dev/nvidia", 11) == 0 || strncmp(path, "/dev/shm/", 9) == 0) return 1;
+  for (size_t i = 0; i < sizeof kWritableDevices / sizeof kWritableDevices[0]; ++i)
+    if (strcmp(path, kWritableDevices[i]) == 0) return 1;
+  return 0;
+}
+
+static void allow_devices(void) {
+  for (size_t i = 0; i < sizeof kWritableDevices / sizeof kWritableDevices[0]; ++i) allow(kWritableDevices[i], handled);
+  DIR* listing = opendir("/dev");
+  if (!listing) return;
+  struct dirent* entry;
+  while ((entry = readdir(listing)) != NULL) {
+    if (strncmp(entry->d_name, "nvidia", 6) != 0) continue;
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "/dev/%s", entry->d_name);
+    allow(path, handled);
+  }
+  closedir(listing);
+}
+
+// Other opens for writing under /proc and /dev (Landlock refuses them) are logged, the first few
+// paths once each: "refused-write <path>" lines in LOG, for whoever finds a new driver failing to start.
 enum { kProcPaths = 16 };
 static char* proc_writes[kProcPaths];
 
@@ -315,7 +342,7 @@ static void answer_open(int listener, struct seccomp_notif* request, struct secc
   char path[PATH_MAX];
   const int at = request->data.nr == SYS_openat ? 1 : 0;
   read_path((pid_t)request->pid, request->data.args[at], path, sizeof path);
-  if (strncmp(path, "/proc/", 6) == 0 && !names_a_thread(path)) {
+  if ((strncmp(path, "/proc/", 6) == 0 && !names_a_thread(path)) || (strncmp(path, "/dev/", 5) == 0 && !device_writable(path))) {
     for (int i = 0; i < kProcPaths; ++i) {
       if (proc_writes[i] && strcmp(proc_writes[i], path) == 0) break;
       if (!proc_writes[i]) {
@@ -393,7 +420,7 @@ static int supervise(pid_t child, int listener, const char* command) {
   for (int nr = 0; nr < kCalls; ++nr)
     if (calls[nr] > 0 && log >= 0) dprintf(log, "%d %ld %s\n", nr, calls[nr], command);
   for (int i = 0; i < kProcPaths && proc_writes[i]; ++i)
-    if (log >= 0) dprintf(log, "proc-write %s %s\n", proc_writes[i], command);
+    if (log >= 0) dprintf(log, "refused-write %s %s\n", proc_writes[i], command);
   if (WIFSIGNALED(status)) {
     signal(WTERMSIG(status), SIG_DFL);
     kill(getpid(), WTERMSIG(status));
@@ -515,7 +542,7 @@ int main(int argc, char** argv) {
     ruleset = (int)syscall(kCreateRuleset, &attr, attr_size, 0);
     if (ruleset < 0) fail("landlock_create_ruleset");
     allow_reading("/");
-    allow("/dev", handled);
+    allow_devices();
     // /proc stays read-only with -s: the driver's one write there, a thread's name, is answered by
     // the supervisor (answer_open). Without -s the driver must write it (cudaErrorOperatingSystem
     // otherwise), and /proc/<pid>/mem is writable too.
