@@ -354,15 +354,15 @@ constexpr int kTwoTilesBytes = 2 * kMatmulTile * kMatmulTile * sizeof(float);
 
 // Where the recording counted the instructions that ran (Counting::instructions): the operands
 // went through the shared tiles. Every one of their `operand_bytes` was stored into shared memory
-// (STS, or asynchronous copies: LDGSTS) and read back (LDS) at least once. Larger tiles and
+// (STS, asynchronous copies: LDGSTS, or bulk copies: UBLKCP, UTMALDG) and read back (LDS) at least
+// once. Larger tiles and
 // register blocking lower both counts, but never below the operands' own bytes, so these bounds
 // hold for every shape the contract allows while a tile declared and never used fails them.
 // (A recording that did not count passes them: see COURSE_REQUIRE_COUNTED.)
 ::testing::AssertionResult operands_go_through_shared(const course::Activity& ran, const char* what,
                                                       long long operand_bytes, const std::string& operands) {
   return course::all_rules(
-      {course::executed_at_least(ran, what, {"STS", "LDGSTS"}, course::Executions::thread_bytes, operand_bytes,
-                                 "its stores into shared memory (STS, LDGSTS)", operands),
+      {course::stored_into_shared_at_least(ran, what, operand_bytes, operands),
        course::executed_at_least(ran, what, {"LDS"}, course::Executions::thread_bytes, operand_bytes,
                                  "its loads from shared memory (LDS)", operands)});
 }

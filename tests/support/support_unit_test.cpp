@@ -38,6 +38,7 @@
 #include "course/random.h"
 #include "course/seal.h"
 #include "course/settings.h"
+#include "course/technique.h"
 #include "course/testing.h"
 #include "course/timing.h"
 
@@ -842,6 +843,32 @@ TEST(ExecutedInstructions, NamesOpcodesWidthsAndOffsets) {
   EXPECT_EQ(executed.threads("LDGSTS", "k"), 259);
   EXPECT_EQ(executed.warps("UBLKCP"), 5);
   EXPECT_EQ(executed.bytes("UBLKCP"), 0);
+}
+
+// Data goes into shared memory by stores, asynchronous copies, or bulk copies whose size is a
+// register's value: each bulk copy counts for its kernel's whole shared memory, at most.
+TEST(ExecutedInstructions, BulkCopiesCountForTheirKernelsSharedMemory) {
+  course::Activity ran;
+  course::KernelLaunch launch;
+  launch.name = "tile_kernel";
+  launch.readable = "tile_kernel";
+  launch.static_shared_bytes = 16384;
+  ran.kernels = {launch, launch};
+  ran.executed.counted = true;
+  ran.executed.instructions = {{"tile_kernel", 0x10, "UBLKCP.S.G [UR8], [UR4], UR6", 100, 100},
+                               {"tile_kernel", 0x20, "STS.128 [R2], R4", 10, 320}};
+  EXPECT_TRUE(course::stored_into_shared_at_least(ran, "t", 100 * 16384 + 320 * 16, "all"));
+  const auto short_of = course::stored_into_shared_at_least(ran, "t", 100 * 16384 + 320 * 16 + 1, "all of it");
+  EXPECT_FALSE(short_of);
+  EXPECT_NE(std::string(short_of.message()).find("its stores into shared memory (STS, LDGSTS) moved 5120 bytes and its "
+                                                 "100 bulk copies (UBLKCP, UTMALDG) at most 1638400"),
+            std::string::npos)
+      << short_of.message();
+  ran.executed.instructions.pop_back();
+  ran.executed.instructions.push_back({"tile_kernel", 0x30, "UTMALDG.2D [UR8], [UR4]", 1, 1});
+  EXPECT_TRUE(course::stored_into_shared_at_least(ran, "t", 101 * 16384, "all"));  // TMA's tensor copies too
+  ran.executed.counted = false;
+  EXPECT_TRUE(course::stored_into_shared_at_least(ran, "t", 1LL << 40, "all"));  // nothing counted: not judged here
 }
 
 // The SASS the build wrote beside a program is read only while it is newer than the program:

@@ -1,5 +1,7 @@
 #include "course/technique.h"
 
+#include <algorithm>
+#include <map>
 #include <sstream>
 
 #include "course/fatbin.h"
@@ -107,6 +109,31 @@ long long threads_launched(const Activity& activity) {
        << (unit == Executions::thread_bytes ? " bytes" : " times") << " while it ran, where " << needed << " need at least "
        << at_least << ": instructions that are in the machine code but do not run (a branch never taken, a path "
        << "for other sizes) do not do the exercise.\n" << executed.summary(opcodes);
+  return broken(what, rule.str(), activity);
+}
+
+::testing::AssertionResult stored_into_shared_at_least(const Activity& activity, const std::string& what,
+                                                       long long at_least, const std::string& needed) {
+  const auto& executed = activity.executed;
+  if (!executed.counted) return ::testing::AssertionSuccess();
+  const long long stored = executed.bytes("STS") + executed.bytes("LDGSTS");
+  // A bulk copy's size is a register's value: each counts for its kernel's whole shared memory.
+  long long bulk = 0, bulk_bytes = 0;
+  std::map<std::string, long long> shared_of;  // the most shared memory a launch of each kernel had
+  for (const auto& k : activity.kernels) shared_of[k.name] = std::max<long long>(shared_of[k.name], k.shared_bytes());
+  for (const auto& [kernel, shared] : shared_of) {
+    const long long copies = executed.threads("UBLKCP", kernel) + executed.threads("UTMALDG", kernel);
+    bulk += copies;
+    bulk_bytes += copies * shared;
+  }
+  if (stored + bulk_bytes >= at_least) return ::testing::AssertionSuccess();
+  std::ostringstream rule;
+  rule << "ran, but its stores into shared memory (STS, LDGSTS) moved " << stored << " bytes";
+  if (bulk > 0) rule << " and its " << bulk << " bulk copies (UBLKCP, UTMALDG) at most " << bulk_bytes;
+  rule << " while it ran, where " << needed << " need at least " << at_least << ": every element goes through the "
+       << "shared tile (stores, asynchronous copies, or bulk copies); instructions that are in the machine code but do "
+       << "not run (a branch never taken, a path for other sizes) do not do the exercise.\n"
+       << executed.summary({"STS", "LDGSTS", "UBLKCP", "UTMALDG"});
   return broken(what, rule.str(), activity);
 }
 

@@ -59,6 +59,16 @@ enum class Executions { thread_bytes, warp_instructions };
                                              const std::vector<std::string>& opcodes, Executions unit,
                                              long long at_least, const std::string& taught, const std::string& needed);
 
+/// Evidence that data went into shared memory while the kernels ran, by every way it can: stores
+/// (STS) and asynchronous copies (LDGSTS) by the bytes each moved, and bulk and tensor copies
+/// (UBLKCP: cuda::memcpy_async with a barrier, cp.async.bulk; UTMALDG: TMA), each issued by one
+/// thread for a number of bytes held in a register, so each counts for the most it can move: the
+/// whole shared memory of the kernel that ran it. At least `at_least` bytes in all; `needed` says
+/// what the amount is ("the 12000000 bytes of the matrix"). Passes when the recording could not
+/// count (as executed_at_least).
+::testing::AssertionResult stored_into_shared_at_least(const Activity& activity, const std::string& what,
+                                                       long long at_least, const std::string& needed);
+
 /// The SASS architecture a CPU-side check reads: the current GPU's when there is one, it is >=
 /// `minimum` and the binary has SASS for it, else the newest the binary has that is >= `minimum`
 /// (0 if none).
