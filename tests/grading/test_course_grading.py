@@ -406,6 +406,16 @@ class Faults(unittest.TestCase):
         aborted = R.TestResult("student.x.S.C", "failed", reason=R._failure_reason("student.x.S.C", "Subprocess aborted",
                                                                                     "", 1, 20))
         self.assertEqual(R.faults([aborted]), {"crash": 1})
+        # Stopped by the GPU turn's watchdog for holding a measurement up (course/gpu_turn.h): its own
+        # kind, one a neighbour could cause (a grader judges it again alone).
+        said = ("[ RUN      ] TransposeTiled.H\n\n[  COURSE  ] stopped: this program held the GPU for 10.0 s while "
+                "another program's measurement waited for it\n")
+        stopped = R.TestResult("student.x.S.H", "failed", output=said,
+                               reason=R._failure_reason("student.x.S.H", "Failed", said, 11, 20))
+        self.assertTrue(stopped.reason.startswith("Stopped: it held the GPU"), stopped.reason)
+        self.assertEqual(R.faults([stopped]), {"stopped": 1})
+        self.assertTrue(R.shared_fault(stopped))
+        self.assertEqual(R.faults_line({"stopped": 1}), "Faults: 1 stopped for holding a measurement up")
         # A name the test only mentions is no fault; compute-sanitizer's finding is.
         mention = R.TestResult("student.x.S.C", "failed", output="expected cudaErrorInvalidDevice, got 0\n", reason="Failed")
         sanitizer = R.TestResult("student.x.S.C", "failed", reason="Failed",
@@ -467,11 +477,27 @@ class SharedFaults(unittest.TestCase):
         calls.clear()
         self.assertEqual(G.judge_shared_faults_alone(ws, graded[1:], run, "1", ["1"], "turns"), graded[1:])
         self.assertEqual((calls, ws.rejudged), ([], []))
-        # More than REJUDGE_AT_MOST such failures are the submission's own (an endless kernel): not again.
-        many = [R.TestResult(t + f"T{i}", "failed", reason=R._failure_reason(t + "T", "Timeout", "", 20, 20), timeout=20)
-                for i in range(G.REJUDGE_AT_MOST + 1)]
-        self.assertEqual(G.judge_shared_faults_alone(ws, many, run, "1", ["1"], "turns"), many)
-        self.assertEqual((calls, ws.rejudged), ([], []))
+        # More than REJUDGE_AT_MOST such failures: the first ones alone. Failed again there, they are the
+        # submission's own (an endless kernel), and the rest are not judged again ...
+        timeout = R._failure_reason(t + "T", "Timeout", "", 20, 20)
+        many = [R.TestResult(t + f"T{i}", "failed", reason=timeout, timeout=20) for i in range(G.REJUDGE_AT_MOST + 2)]
+        asked = []
+
+        def again(verdict):
+            def run(phase, selection, visible, locks, shared, jobs, turn_lock=None, pass_env=None, tests=None):
+                names = pathlib.Path(pass_env["COURSE_TEST_ONLY"]).read_text().split()
+                asked.append(names)
+                return [R.TestResult(n, verdict, reason=timeout if verdict == "failed" else "", timeout=20) for n in names]
+            return run
+        out = G.judge_shared_faults_alone(ws, many, again("failed"), "1", ["1"], "turns")
+        self.assertEqual([len(a) for a in asked], [G.REJUDGE_AT_MOST])
+        self.assertEqual([x.outcome for x in out], ["failed"] * len(many))
+        # ... passed there, a neighbour caused them (a class beside an endless kernel): the rest alone too.
+        asked.clear()
+        out = G.judge_shared_faults_alone(ws, many, again("passed"), "1", ["1"], "turns")
+        self.assertEqual([len(a) for a in asked], [G.REJUDGE_AT_MOST, 2])
+        self.assertEqual([x.outcome for x in out], ["passed"] * len(many))
+        self.assertEqual(len(ws.rejudged), len(many))
 
 
 class FailFast(unittest.TestCase):

@@ -483,6 +483,32 @@ TEST(GpuTurn, AProgramMakesAndTearsDownItsContextInTheContextTurn) {
   remove_turn_files(path);
 }
 
+// A program that yields but cannot (a call that never returns: a kernel that never ends) and
+// holds a measurement up past the limit is stopped, with a message, and its exit status says so;
+// the measurement then gets the GPU. (In a child process: the program ends.)
+void hold_a_measurement_up(const std::string& path) {
+  course::stop_gpu_turn_holders_after(std::chrono::milliseconds(300));
+  course::arm_gpu_turn(path);
+  course::context_made();
+  course::start_yielding_gpu_turn([] {});
+  course::cuda_call_begins();  // never ends: the program cannot yield
+  std::atomic<bool> given{false}, release{true};
+  std::thread measurement = take_turn(path, course::GpuTurnMode::exclusive, given, release);
+  std::this_thread::sleep_for(std::chrono::seconds(20));  // stopped long before
+  std::_Exit(0);
+}
+
+TEST(GpuTurn, AProgramThatHoldsAMeasurementUpIsStopped) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // (No pid in the name: the death test's child runs this function again, as another process.)
+  const std::string path = testing::TempDir() + "course-gpu-turn-held-up.lock";
+  EXPECT_EXIT(hold_a_measurement_up(path), ::testing::ExitedWithCode(course::kStoppedExitStatus),
+              "stopped: this program held the GPU for 0\\.[3-9] s while another program's measurement waited");
+  // Nothing is held once it is gone: a measurement gets the turn at once.
+  EXPECT_TRUE(turn_free(path, LOCK_EX));
+  remove_turn_files(path);
+}
+
 // A program that yields (start_yielding_gpu_turn) lets go of its shared turn when a
 // measurement waits, once its calls under way have ended and its GPU work has been waited for;
 // the calls it begins meanwhile wait until it has the turn back. Never while a capture is under

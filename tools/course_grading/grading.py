@@ -613,22 +613,34 @@ REJUDGE_AT_MOST = 4
 
 def judge_shared_faults_alone(ws, graded, run, gpu, locks, turns):
     """A test that failed in a way a neighbour could have caused (results.shared_fault: its time
-    limit, out of memory, a failed launch) while other gradings shared the GPU is run once more,
-    on its own, holding the GPU's lock exclusively: no other grading's program runs on that GPU
-    meanwhile (their phases hold it shared), so what it gets then is its own verdict, and that one
-    counts. The names go to ws.rejudged (the report says which tests were judged again).
-    At most REJUDGE_AT_MOST of them, side by side: a submission with more such failures caused
-    them itself (an endless kernel times out every test), and judging it again would hold the GPU
-    from the class for the time limits of all of them."""
+    limit, a stop for holding a measurement up, out of memory, a failed launch) while other
+    gradings shared the GPU is run once more, on its own, holding the GPU's lock exclusively: no
+    other grading's program runs on that GPU meanwhile (their phases hold it shared), so what it
+    gets then is its own verdict, and that one counts. The names go to ws.rejudged (the report says
+    which tests were judged again).
+    At first at most REJUDGE_AT_MOST of them, side by side. When there are more and those failed
+    again alone, the submission caused them itself (an endless kernel times out every test), and
+    judging the rest again would hold the GPU from the class for all their time limits. When some
+    of those passed alone, a neighbour caused them (a class beside an endless kernel, 2026-11-26:
+    an untouched starter's 29 quick failures became time limits), and the rest are judged alone
+    too."""
     suspects = [r.name for r in graded if R.shared_fault(r)]
     ws.rejudged = []
-    if not suspects or len(suspects) > REJUDGE_AT_MOST:
+    if not suspects:
         return graded
-    listing = ws.root / "alone-again.txt"
-    listing.write_text("".join(f"{name}\n" for name in suspects))
-    wanted = set(suspects)
-    again = {r.name: r for r in run("again alone", ["-L", "^student$", "-E", "\\.CodePolicy\\."], gpu, locks, False,
-                                    len(suspects),
-                                    turns, {"COURSE_TEST_ONLY": str(listing)}) if r.name in wanted}
+    wanted_order = suspects[:REJUDGE_AT_MOST]
+    again = _judge_alone(ws, wanted_order, run, gpu, locks, turns)
+    rest = suspects[REJUDGE_AT_MOST:]
+    if rest and any(not R.shared_fault(r) for r in again.values()):
+        again.update(_judge_alone(ws, rest, run, gpu, locks, turns))
     ws.rejudged = sorted(again)
     return [again.get(r.name, r) for r in graded]
+
+
+def _judge_alone(ws, names, run, gpu, locks, turns):
+    """{name: result} of `names` run again, side by side, holding the GPU's lock exclusively."""
+    listing = ws.root / "alone-again.txt"
+    listing.write_text("".join(f"{name}\n" for name in names))
+    wanted = set(names)
+    return {r.name: r for r in run("again alone", ["-L", "^student$", "-E", "\\.CodePolicy\\."], gpu, locks, False,
+                                   min(len(names), 8), turns, {"COURSE_TEST_ONLY": str(listing)}) if r.name in wanted}

@@ -116,6 +116,9 @@ def _failure_reason(name, message, output, seconds, timeout):
     if message.startswith("Timeout") or (timeout and seconds >= 0.95 * timeout):
         return (f"Timeout: still running after its {timeout:g} s limit (a kernel or a loop that never ends?); "
                 f"the process was killed")
+    if "[  COURSE  ] stopped: this program held the GPU" in output:  # course/gpu_turn.h, kStoppedExitStatus
+        return ("Stopped: it held the GPU for 10 s while another program's measurement waited (a kernel that "
+                "never ends, or a call that waits for one?); the process was stopped so that the others go on")
     if message and message != "Failed":  # ctest's own word: SEGFAULT, Subprocess aborted, ...
         return f"{message}: the test process crashed"
     started = "[ RUN      ]" in output  # a GoogleTest case began ...
@@ -548,7 +551,7 @@ def points_line(row):
 # illegal memory access ...", tests/support/src/cuda_check.cpp), a test's "returned cudaErrorX: ..."
 # or compute-sanitizer's "Program hit cudaErrorX (error N)"; not a name a test only mentions.
 _CUDA_ERROR = re.compile(r"\b(cudaError[A-Z]\w*)(?=: | \(error )")
-FAULT_ORDER = ("timeout", "crash", "did not start", "tampered")
+FAULT_ORDER = ("timeout", "stopped", "crash", "did not start", "tampered")
 
 
 def fault(result):
@@ -561,6 +564,8 @@ def fault(result):
     reason = result.reason
     if reason.startswith("Timeout"):
         return "timeout"
+    if reason.startswith("Stopped"):
+        return "stopped"
     if reason.startswith("Tampered"):
         return "tampered"
     if reason.startswith("Did not start"):
@@ -576,7 +581,7 @@ def fault(result):
 # Failures that a neighbour on a shared GPU can cause: a time limit passed while another grading's
 # long kernel held the GPU, memory that another grading took, a launch that failed or timed out.
 # tools/grade-class judges such a test again with the GPU to itself before it counts (grading.test).
-SHARED_FAULTS = ("timeout", "cudaErrorMemoryAllocation", "cudaErrorLaunchTimeout", "cudaErrorLaunchOutOfResources",
+SHARED_FAULTS = ("timeout", "stopped", "cudaErrorMemoryAllocation", "cudaErrorLaunchTimeout", "cudaErrorLaunchOutOfResources",
                  "cudaErrorDevicesUnavailable")
 
 
@@ -604,6 +609,7 @@ def faults_line(counts):
     crashed, 1 cudaErrorIllegalAddress", or "Faults: none"."""
     words = {"timeout": lambda n: f"{n} test{'s' if n != 1 else ''} past {'their' if n != 1 else 'its'} time limit",
              "crash": lambda n: f"{n} crashed", "did not start": lambda n: f"{n} did not start",
+             "stopped": lambda n: f"{n} stopped for holding a measurement up",
              "tampered": lambda n: f"{n} Tampered"}
     parts = [words[k](n) if k in words else f"{n} {k}" for k, n in counts.items()]
     return "Faults: " + (", ".join(parts) if parts else "none")

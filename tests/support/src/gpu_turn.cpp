@@ -187,18 +187,26 @@ struct TurnState {
   bool yielding = false;         // the thread may yield the shared turn
   bool stop_yielder = false;
   std::thread yielder;
+  // The watchdog (start_yielding_gpu_turn): what it reads without the mutex, which a program
+  // stuck in a wait for its GPU work holds.
+  std::atomic<bool> holds_shared{false};  // shared_held, for the watchdog
+  std::atomic<bool> watched{false};       // the program yields, so it must not hold a measurement up
+  std::atomic<bool> watchdog_started{false};
+  std::atomic<std::chrono::milliseconds::rep> stop_after_ms{10000};
 };
 
 // The profile's record of shared turns (a measurement waits for every one held to end): their
 // total, and the long ones by the test that held them.
 void shared_taken(TurnState& state) {
   state.shared_held = true;
+  state.holds_shared = true;
   state.shared_since = std::chrono::steady_clock::now();
 }
 
 void shared_given_back(TurnState& state) {
   if (!state.shared_held) return;
   state.shared_held = false;
+  state.holds_shared = false;
   if (!profiling()) return;
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - state.shared_since).count();
   profile_add("GPU turn: shared, held", ms);
@@ -278,6 +286,44 @@ void yield_to_measurements(TurnState& state) {
   }
 }
 
+// The watchdog: a program that yields lets go of its shared turn within milliseconds of a
+// measurement's asking, once its GPU work is done. One that still holds it after stop_after_ms of
+// a measurement's waiting is the one holding every measurement, and every program behind them, on
+// that GPU up: a kernel that never ends, or a call that waits for one. It is stopped then, with a
+// message, so that its own test fails and the class goes on (the grader judges such a failure
+// again with the GPU to itself: results.py, "Stopped").
+void watch_for_a_held_up_measurement(TurnState& state, std::string path) {
+  std::unique_ptr<GpuTurn> probe;
+  try {
+    probe = std::make_unique<GpuTurn>(path);  // descriptors of its own: it looks without the mutex
+  } catch (const std::exception&) {
+    return;
+  }
+  std::chrono::steady_clock::time_point since{};
+  bool held_up = false;
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (!state.watched.load() || !state.holds_shared.load() || !probe->measurement_waits()) {
+      held_up = false;
+      continue;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (!held_up) {
+      held_up = true;
+      since = now;
+    }
+    const auto held_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - since).count();
+    if (held_ms < state.stop_after_ms.load()) continue;
+    std::fprintf(stderr,
+                 "\n[  COURSE  ] stopped: this program held the GPU for %.1f s while another program's measurement "
+                 "waited for it (a kernel that never ends, or a call that waits for one?). This test fails; the "
+                 "others go on.\n",
+                 static_cast<double>(held_ms) / 1000.0);
+    std::fflush(stderr);
+    std::_Exit(kStoppedExitStatus);
+  }
+}
+
 void stop_yielding(TurnState& state, std::unique_lock<std::mutex>& guard) {
   if (!state.yielder.joinable()) return;
   state.stop_yielder = true;
@@ -323,12 +369,20 @@ void start_yielding_gpu_turn(std::function<void()> wait_for_all_gpu_work) {
   state.wait_for_all_gpu_work = std::move(wait_for_all_gpu_work);
   state.yielding = true;
   state.yielder = std::thread(yield_to_measurements, std::ref(state));
+  // Watched from now to the end, the program's exit too (its last wait for GPU work holds the
+  // shared turn); the watchdog is never joined (it ends with the program).
+  state.watched = true;
+  if (!state.watchdog_started.exchange(true))
+    std::thread(watch_for_a_held_up_measurement, std::ref(state), state.turn->path()).detach();
 }
+
+void stop_gpu_turn_holders_after(std::chrono::milliseconds held) { turn_state().stop_after_ms = held.count(); }
 
 void disarm_gpu_turn() {
   TurnState& state = turn_state();
   std::unique_lock<std::mutex> guard(state.mutex);
   stop_yielding(state, guard);
+  state.watched = false;
   shared_given_back(state);
   state.turn.reset();
   state.exclusive_depth = 0;

@@ -70,6 +70,7 @@
 /// (the sandbox lets the judge's programs write only these four).
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <string>
 
@@ -98,6 +99,8 @@ class GpuTurn {
   /// Whether another program waits for the exclusive turn (it holds PATH.queue while it waits),
   /// seen without waiting; for a program that holds a turn.
   bool measurement_waits();
+  /// The lock file's path.
+  const std::string& path() const { return path_; }
   /// Waits until no other program makes or tears down its context (PATH.context) and holds that
   /// (above); never called while a turn is held. Throws std::runtime_error when it cannot lock.
   void take_context_turn();
@@ -137,6 +140,14 @@ void start_yielding_gpu_turn(std::function<void()> wait_for_all_gpu_work);
 /// Called when a stream capture begins and ends: no turn is yielded meanwhile.
 void cuda_capture_began();
 void cuda_capture_ended();  ///< see cuda_capture_began
+
+/// Exit status of a program stopped for holding a measurement up: a program that yields (above)
+/// and still holds its shared turn 10 s after a measurement began to wait for it (a kernel that
+/// never ends, or a call that waits for one) prints why and exits with it, so that its own test
+/// fails and the other programs on the GPU go on (start_yielding_gpu_turn starts the watchdog).
+constexpr int kStoppedExitStatus = 86;
+/// How long a held-up measurement waits before its holder is stopped (10 s; the unit tests shorten it).
+void stop_gpu_turn_holders_after(std::chrono::milliseconds held);
 
 /// Before the program exits (main()): yields the shared turn no more, lets go of it, and takes
 /// the context turn and then the shared turn, both kept to the end, so that the context's
