@@ -477,8 +477,8 @@ class SharedFaults(unittest.TestCase):
         calls.clear()
         self.assertEqual(G.judge_shared_faults_alone(ws, graded[1:], run, "1", ["1"], "turns"), graded[1:])
         self.assertEqual((calls, ws.rejudged), ([], []))
-        # More than REJUDGE_AT_MOST such failures: the first ones alone. Failed again there, they are the
-        # submission's own (an endless kernel), and the rest are not judged again ...
+        # More than REJUDGE_AT_MOST such failures: some alone first, spread over the list. One failed so
+        # again there: they are the submission's own (an endless kernel), and the rest are not judged again ...
         timeout = R._failure_reason(t + "T", "Timeout", "", 20, 20)
         many = [R.TestResult(t + f"T{i}", "failed", reason=timeout, timeout=20) for i in range(G.REJUDGE_AT_MOST + 2)]
         asked = []
@@ -491,7 +491,12 @@ class SharedFaults(unittest.TestCase):
             return run
         out = G.judge_shared_faults_alone(ws, many, again("failed"), "1", ["1"], "turns")
         self.assertEqual([len(a) for a in asked], [G.REJUDGE_AT_MOST])
+        self.assertEqual(asked[0], [t + f"T{i}" for i in (0, 1, 2, 3)])  # (6 // 4 = 1 apart)
         self.assertEqual([x.outcome for x in out], ["failed"] * len(many))
+        asked.clear()
+        eleven = [R.TestResult(t + f"U{i}", "failed", reason=timeout, timeout=20) for i in range(11)]
+        G.judge_shared_faults_alone(ws, eleven, again("failed"), "1", ["1"], "turns")
+        self.assertEqual(asked, [[t + f"U{i}" for i in (0, 2, 4, 6)]])  # spread over the list
         # ... passed there, a neighbour caused them (a class beside an endless kernel): the rest alone too.
         asked.clear()
         out = G.judge_shared_faults_alone(ws, many, again("passed"), "1", ["1"], "turns")

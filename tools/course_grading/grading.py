@@ -618,20 +618,21 @@ def judge_shared_faults_alone(ws, graded, run, gpu, locks, turns):
     other grading's program runs on that GPU meanwhile (their phases hold it shared), so what it
     gets then is its own verdict, and that one counts. The names go to ws.rejudged (the report says
     which tests were judged again).
-    At first at most REJUDGE_AT_MOST of them, side by side. When there are more and those failed
-    again alone, the submission caused them itself (an endless kernel times out every test), and
-    judging the rest again would hold the GPU from the class for all their time limits. When some
-    of those passed alone, a neighbour caused them (a class beside an endless kernel, 2026-11-26:
-    an untouched starter's 29 quick failures became time limits), and the rest are judged alone
-    too."""
+    At first at most REJUDGE_AT_MOST of them, spread over the list, side by side. When there are
+    more and any of those failed so again alone, the submission caused them itself (an endless
+    kernel, a loop on the host), and judging the rest again would hold the GPU from the class for
+    their time limits. When none did, a neighbour caused them (a class beside an endless kernel,
+    2026-11-26: an untouched starter's 29 quick failures became time limits), and the rest are
+    judged alone too."""
     suspects = [r.name for r in graded if R.shared_fault(r)]
     ws.rejudged = []
     if not suspects:
         return graded
-    wanted_order = suspects[:REJUDGE_AT_MOST]
-    again = _judge_alone(ws, wanted_order, run, gpu, locks, turns)
-    rest = suspects[REJUDGE_AT_MOST:]
-    if rest and any(not R.shared_fault(r) for r in again.values()):
+    step = max(1, len(suspects) // REJUDGE_AT_MOST)
+    sample = suspects[::step][:REJUDGE_AT_MOST]
+    again = _judge_alone(ws, sample, run, gpu, locks, turns)
+    rest = [name for name in suspects if name not in again]
+    if rest and len(again) == len(sample) and not any(R.shared_fault(r) for r in again.values()):
         again.update(_judge_alone(ws, rest, run, gpu, locks, turns))
     ws.rejudged = sorted(again)
     return [again.get(r.name, r) for r in graded]
