@@ -2,6 +2,7 @@
 // starter and against the reference solution.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <optional>
 #include <string>
@@ -492,6 +493,16 @@ TEST(MatmulRegisterTiledStretchCountedTechnique, OperandsGoThroughTheSharedTiles
     if (HasFailure()) return;
     COURSE_REQUIRE_COUNTED(ran);
     EXPECT_TRUE(register_tiled_rules(M, N, K)(ran));
+    // Register reuse as the hardware saw it, for the record (not a rule yet): bytes loaded from
+    // shared memory per FFMA executed. A thread with an r x c block of outputs loads r + c floats
+    // per r x c FMAs: 8 bytes with one output, 5 with 1 x 4, 4 with 2 x 2, 1 with 8 x 8. Read
+    // from what ran, it would replace the launch count above ("a rule phrased as a launch
+    // count", issue 46) once these figures are known on the GPUs.
+    const long long ffma = ran.executed.threads("FFMA");
+    if (ffma > 0)
+      std::printf("[  INFO    ] matmul_register_tiled %dx%dx%d: %.2f bytes loaded from shared memory (LDS) per FFMA "
+                  "executed\n",
+                  M, N, K, static_cast<double>(ran.executed.bytes("LDS")) / static_cast<double>(ffma));
   }
 }
 

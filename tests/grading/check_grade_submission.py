@@ -94,6 +94,9 @@ def grade(submission, outdir, *options):
 
 
 def main():
+    if len(sys.argv) > 1 and sys.argv[1].startswith("-"):  # -h, --help (not a work folder)
+        print(__doc__)
+        return 0 if sys.argv[1] in ("-h", "--help") else 2
     work = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else tempfile.mkdtemp(prefix="grading-check-"))
     root = work / "submission" / "cuda-course"
     if root.exists():
