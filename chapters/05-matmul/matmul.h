@@ -59,8 +59,9 @@ void aat_tiled(const float* A, float* C, int M, int K, cudaStream_t stream);
 /// small block of C (e.g. 8 x 8) in registers from shared-memory tiles, so that each value
 /// read from shared memory feeds several multiply-adds. Launch configuration is yours.
 /// Rules (MatmulRegisterTiledStretchTechnique, MatmulRegisterTiledStretchPerf): only kernels of
-/// your own, shared-memory tiles
-/// (at least 4 KiB per block), at least 4 outputs of C per thread, everything on `stream`;
-/// counted, A and B go through the tiles (MatmulRegisterTiledStretchCountedTechnique).
+/// your own, shared-memory tiles (at least 4 KiB per block), everything on `stream`; counted
+/// (MatmulRegisterTiledStretchCountedTechnique), A and B go through the tiles and each thread
+/// reuses what it loads as a block of at least 4 outputs does: at most 5 bytes loaded from
+/// shared memory per FP32 multiply-add executed (1 x 4 outputs: 5, 8 x 8: 1; one output: 8).
 void matmul_register_tiled(const float* A, const float* B, float* C, int M, int N, int K,
                            cudaStream_t stream);
