@@ -31,6 +31,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from . import gpu_memory as M
 from . import results as R
 from . import sandbox as py_sandbox
 from . import submission as S
@@ -43,6 +44,7 @@ class Workspace:
     hidden: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     rejudged: list = field(default_factory=list)  # tests judged again alone (judge_shared_faults_alone)
+    gpu_memory: object = None  # what the GPU memory watch saw while the tests ran (gpu_memory.GpuMemoryWatch)
     # The test programs' system calls (course-sandbox -s): "enforce" refuses those outside its
     # list, "learn" lets them run and logs them, "off" installs no filter. Either way the log is
     # written by the sandbox's supervisor, a process the test program cannot reach.
@@ -398,7 +400,18 @@ def gpu_locks(lock_dir, gpus, shared=False):
 
 
 def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batches=True, batch_rounds=6,
-         fail_fast=False):
+         fail_fast=False, gpu_memory_budget_mib=None):
+    """_test (below), with the GPU memory of this grading's programs watched from here (ws.gpu_memory,
+    gpu_memory.GpuMemoryWatch): the most one held, and, with a budget (a class on a shared GPU),
+    each program over it stopped."""
+    with M.GpuMemoryWatch(ws.root, gpu_memory_budget_mib) as watch:
+        outcome = _test(ws, chapters, env, gpu, all_gpus, lock_dir, jobs, batches, batch_rounds, fail_fast)
+    ws.gpu_memory = watch
+    return outcome
+
+
+def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batches=True, batch_rounds=6,
+          fail_fast=False):
     """Runs the graded chapters' student tests: ctest unconfined (its reports out of reach of the
     tests), every test program in the sandbox (cmake/CourseTestList.cmake puts course-sandbox in
     front of it). Two phases on one GPU: first the tests that may run side by side (`jobs` at a
@@ -470,7 +483,9 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
             phase_started = time.monotonic()
             # A batch's output is that of all its cases; each passed case's part goes into the report.
             subprocess.run(["ctest", "--test-dir", str(ws.build), *selection, "-R", tests, "-j", str(phase_jobs),
-                            "--output-junit", str(junit), "--test-output-size-passed", str(1 << 22)],
+                            "--output-junit", str(junit), "--test-output-size-passed", str(1 << 22),
+                            # A flood of output keeps its head and its end (GoogleTest's verdict).
+                            "--test-output-size-failed", str(1 << 22), "--test-output-truncation", "middle"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=phase_env, cwd=ws.course)
             seconds[phase] = round(time.monotonic() - phase_started, 1)
         # ctest's log of the phase (every program's output; tools/profile-tests.py reads it).
