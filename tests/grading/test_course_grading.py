@@ -878,6 +878,28 @@ class GpuLocks(unittest.TestCase):
             for thread in threads:
                 thread.join(10)
 
+    def test_a_patient_exclusive_lock_waits_for_a_gap_without_holding_anyone_up(self):
+        with tempfile.TemporaryDirectory() as folder:
+            first, late = (threading.Event(), threading.Event()), (threading.Event(), threading.Event())
+            threads = [self.hold(folder, ["0"], True, first)]
+            self.assertTrue(first[0].wait(5))
+            patient = threading.Event()
+
+            def wait_patiently():
+                with G.gpu_locks(folder, ["0", "1"], False, patience=5, poll_seconds=0.05):
+                    patient.set()
+            threads.append(threading.Thread(target=wait_patiently))
+            threads[-1].start()
+            self.assertFalse(patient.wait(0.3), "an exclusive lock was given beside a shared one")
+            threads.append(self.hold(folder, ["0"], True, late))
+            self.assertTrue(late[0].wait(2), "a later shared lock waited for a patient exclusive one")
+            first[1].set()
+            self.assertFalse(patient.wait(0.3), "an exclusive lock was given beside a shared one")
+            late[1].set()
+            self.assertTrue(patient.wait(2), "the patient exclusive lock missed the gap")
+            for thread in threads:
+                thread.join(10)
+
     def test_several_gpus_all_at_once(self):
         with tempfile.TemporaryDirectory() as folder:
             one, both = (threading.Event(), threading.Event()), (threading.Event(), threading.Event())

@@ -372,16 +372,37 @@ def _lock(path, mode, blocking=True):
 
 
 @contextlib.contextmanager
-def gpu_locks(lock_dir, gpus, shared=False):
+def gpu_locks(lock_dir, gpus, shared=False, patience=0.0, poll_seconds=0.5):
     """Holds the locks of `gpus`: shared (tests that may run beside other gradings' shared tests)
     or exclusive (tests that time or count: nothing else runs on those GPUs meanwhile). Several
     are taken all at once or not at all: holding one GPU idle while waiting for another would
-    stall every grading that wants the first."""
+    stall every grading that wants the first. With `patience` (seconds), an exclusive lock of
+    several GPUs first waits that long for a moment when they are all free, without holding up
+    anyone (each GPU's turnstile stays free): the class's tests that need every GPU then run in
+    its gaps, several one after another, instead of each draining every GPU of the class (2 x
+    H200, 2026-11: a class of 12 waited 3-87 s per submission for them, and the second GPU
+    bought nothing). Only then does it queue as above."""
     mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
     paths = [pathlib.Path(lock_dir) / f"gpu-{gpu}.lock" for gpu in sorted(set(gpus), key=int)]
     held = []
     try:
-        while True:
+        deadline = time.monotonic() + patience
+        while not shared and time.monotonic() < deadline:
+            for path in paths:
+                handle = open(path, "a")
+                try:
+                    fcntl.flock(handle, mode | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    handle.close()
+                    break
+                held.append(handle)
+            else:
+                break  # all of them, at once
+            for taken in held:
+                taken.close()
+            held = []
+            time.sleep(poll_seconds)
+        while not held:
             for path in paths:
                 handle = _lock(path, mode, blocking=len(paths) == 1)
                 if handle is None:
@@ -465,7 +486,8 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
     one_gpu = class_turns and every_gpu == [str(gpu)]
     graded, waited, seconds = [], 0.0, {}
 
-    def run(phase, selection, visible, phase_locks, shared, phase_jobs, turn_lock=None, pass_env=None, tests=only):
+    def run(phase, selection, visible, phase_locks, shared, phase_jobs, turn_lock=None, pass_env=None, tests=only,
+            patience=0.0):
         """One ctest run, holding the GPU locks; returns its results (none when ctest wrote no report)."""
         nonlocal waited
         junit = ws.root / f"ctest-{phase.replace(' ', '-')}.xml"
@@ -476,7 +498,7 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
             phase_env["CUDA_VISIBLE_DEVICES"] = visible
         if turn_lock:
             phase_env["COURSE_GPU_LOCK"] = turn_lock
-        lock = gpu_locks(lock_dir, phase_locks, shared) if (lock_dir and phase_locks) else contextlib.nullcontext()
+        lock = gpu_locks(lock_dir, phase_locks, shared, patience) if (lock_dir and phase_locks) else contextlib.nullcontext()
         waiting_since = time.monotonic()
         with lock:
             waited += time.monotonic() - waiting_since
@@ -619,11 +641,15 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
     if class_turns and not rejudged_early:
         graded = judge_shared_faults_alone(ws, graded, run, gpu, locks, turns)
     if gpu is not None and not one_gpu and not failure_stands():
-        graded += run("multi-gpu", ["-L", "^student$", "-L", "^multi-gpu$"], ",".join(every_gpu), every_gpu, False, 4)
+        graded += run("multi-gpu", ["-L", "^student$", "-L", "^multi-gpu$"], ",".join(every_gpu), every_gpu, False, 4,
+                      patience=MULTI_GPU_PATIENCE if class_turns else 0.0)
     return graded, time.monotonic() - started - waited, waited, seconds
 
 
 REJUDGE_AT_MOST = 4
+# How long a grading's tests that need every GPU wait for a gap in the class before they queue
+# for the GPUs (gpu_locks' patience; COURSE_MULTI_GPU_PATIENCE=0 queues at once, as before).
+MULTI_GPU_PATIENCE = float(os.environ.get("COURSE_MULTI_GPU_PATIENCE", "90"))
 
 
 def judge_shared_faults_alone(ws, graded, run, gpu, locks, turns):
