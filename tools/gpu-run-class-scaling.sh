@@ -16,6 +16,11 @@ count=$(echo "$gpus" | tr ',' '\n' | grep -c .)
 nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader | tee "$logs/device.txt"
 echo "cores: $(nproc)" | tee -a "$logs/device.txt"
 work=$(mktemp -d)
+# The course without its builds and without .git: a course with .git is judged by its HEAD, and
+# the device's copy of .git can be older than its files.
+mkdir -p "$work/course"
+(cd "$top" && tar --exclude=./build --exclude='./build-*' --exclude=./.git -cf - .) | tar -xf - -C "$work/course"
+top=$work/course
 
 grade() {  # grade NAME SUBMISSIONS GPUS
   local name=$1 subs=$2 on=$3
