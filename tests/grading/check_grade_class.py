@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Grades the class fixtures (tools/fixtures/class) and checks every verdict.
 
-    tests/grading/check_grade_class.py [--work DIR] [--slurm] [--all] [--timeouts 15,30]
+    tests/grading/check_grade_class.py [--work DIR] [--slurm] [--all] [--timeouts 15,30] [--references N]
 
 Grades a class with tools/grade-class on this machine (one worker per GPU, or without a GPU),
 and with --slurm once more through Slurm (sbatch must work here: tests/grading/start-slurm.sh
@@ -95,6 +95,13 @@ def main():
     parser.add_argument("--all", action="store_true")
     parser.add_argument("--timeouts", default="15,30")
     parser.add_argument("--only", help="comma-separated submissions to grade (default: as above)")
+    parser.add_argument("--time-criterion", action="store_true",
+                        help="grade the right answers (zoe-*) alone first, and check that the whole class took at "
+                             "most 1.25 x their time plus the faulty ones' own time limits (each test past its limit "
+                             "counts the larger of --timeouts)")
+    parser.add_argument("--references", type=int, default=0,
+                        help="add N copies of zoe-correct (zoe-2, zoe-3, ...) with its expectations: more right "
+                             "answers beside the faulty ones, each of which must keep its full marks")
     args = parser.parse_args()
     work = pathlib.Path(args.work or tempfile.mkdtemp(prefix="class-check-")).resolve()
     if work.exists():
@@ -105,17 +112,32 @@ def main():
     chosen = sorted(s for s, e in expected.items() if gpu or args.all or e.get("ci"))
     if args.only:
         chosen = sorted(s for s in args.only.split(",") if s in expected)
+    for copy in range(2, 2 + args.references):
+        expected[f"zoe-{copy}"] = expected["zoe-correct"]
+        chosen.append(f"zoe-{copy}")
+    chosen.sort()
     class_dir = work / "class"
     class_dir.mkdir()
     for student in chosen:
         # A link stays a link: mia-links-to-solutions must reach the grader as it was handed in.
-        shutil.copytree(FIXTURES / "submissions" / student, class_dir / student, symlinks=True)
+        source = "zoe-correct" if student.startswith("zoe-") and student != "zoe-correct" else student
+        shutil.copytree(FIXTURES / "submissions" / source, class_dir / student, symlinks=True)
     options = ["--points", str(FIXTURES / "points.json"), "--timeouts", args.timeouts]
     if not gpu:
         options += ["--gpus", "none", "--workers", "2"]
     remove_escapes(work)
 
     problems = []
+    alone_seconds = None
+    if args.time_criterion:
+        references = work / "references"
+        references.mkdir()
+        for student in [s for s in chosen if s.startswith("zoe")]:
+            shutil.copytree(class_dir / student, references / student, symlinks=True)
+        status, alone_seconds = grade_class(references, work / "graded-references", options)
+        if status != 0:
+            problems.append(f"grade-class exited with {status} on the right answers alone")
+        print(f"check-grade-class: the {len(list(references.iterdir()))} right answers alone in {alone_seconds:.0f} s")
     status, seconds = grade_class(class_dir, work / "graded", options)
     if status != 0:
         problems.append(f"grade-class exited with {status}")
@@ -149,9 +171,23 @@ def main():
             continue
         problems += judge(student, json.loads(results_file.read_text()), expected[student]["expect"], gpu)
         row = next((r for r in rows if r["student"] == student), {})
+        if gpu and expected[student].get("full_marks") == "gpu" and (row.get("total") != row.get("max") or not row.get("max")):
+            problems.append(f"{student}: {row.get('total')} of {row.get('max')} points in class.csv, expected full marks")
+        if gpu and "faults" in expected[student] and not re.search(expected[student]["faults"], row.get("faults", "")):
+            problems.append(f"{student}: faults {row.get('faults')!r} in class.csv, expected /{expected[student]['faults']}/")
         for chapter, points in expected[student].get("scores", {}).items():
             if str(row.get(chapter)) != str(points):
                 problems.append(f"{student}: {chapter} scored {row.get(chapter)!r} in class.csv, expected {points}")
+    if alone_seconds is not None:
+        limit = max(int(v) for v in args.timeouts.split(","))
+        timeouts = sum(int(n) for r in rows if not r["student"].startswith("zoe")
+                       for n in re.findall(r"\btimeout x(\d+)", r.get("faults", "")))
+        bound = 1.25 * alone_seconds + timeouts * limit
+        print(f"check-grade-class: the class took {seconds:.0f} s; the right answers alone {alone_seconds:.0f} s, the "
+              f"faulty ones' {timeouts} tests past their limits {timeouts * limit} s: at most {bound:.0f} s allowed")
+        if seconds > bound:
+            problems.append(f"the class took {seconds:.0f} s, more than 1.25 x {alone_seconds:.0f} s + {timeouts} x "
+                            f"{limit} s = {bound:.0f} s")
     left = escapes_under(work)
     if left:
         problems.append(f"files written outside the grading folders: {', '.join(map(str, left))}")

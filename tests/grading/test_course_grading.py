@@ -24,6 +24,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 COURSE = HERE.parent.parent
 sys.path.insert(0, str(COURSE / "tools"))
 sys.path.insert(0, str(HERE))
+from course_grading import gpu_memory as M  # noqa: E402
 from course_grading import grading as G  # noqa: E402
 from course_grading import results as R  # noqa: E402
 from course_grading import sandbox  # noqa: E402
@@ -446,6 +447,74 @@ class Faults(unittest.TestCase):
         self.assertIn("Faults: none", R.gradescope_results(graded, [], {})["output"])
 
 
+class OutputFlood(unittest.TestCase):
+    """A test that printed more than ctest keeps is named in the faults, passed or failed; ctest cuts
+    its middle (grading.test), so GoogleTest's verdict at the end is still read."""
+
+    def test_a_flood_is_a_fault_whatever_the_verdict(self):
+        cut = "x" * 100 + "...\n" + R.OUTPUT_CUT + " of 4194304 bytes.]\n[  PASSED  ] 1 test.\n"
+        flooded = R.TestResult("student.x.S.A", "passed", output=cut)
+        failed = R.TestResult("student.x.S.B", "failed", output=cut, reason="Failed")
+        quiet = R.TestResult("student.x.S.C", "passed", output="[  PASSED  ] 1 test.\n")
+        self.assertEqual(R.faults([flooded, failed, quiet]), {"output flood": 2})
+        self.assertIn("2 printed more than ctest keeps", R.faults_line({"output flood": 2}))
+
+    def test_ctest_cuts_the_middle(self):
+        with tempfile.TemporaryDirectory() as folder:
+            top = pathlib.Path(folder)
+            (top / "CMakeLists.txt").write_text(
+                "cmake_minimum_required(VERSION 3.25)\nproject(flood NONE)\nenable_testing()\n"
+                "add_test(NAME flood COMMAND python3 -c \"print('head'); print('y' * 5000000); print('the end')\")\n")
+            subprocess.run(["cmake", "-S", folder, "-B", folder + "/b"], check=True, capture_output=True)
+            junit = top / "j.xml"
+            # the options grading.test gives ctest
+            subprocess.run(["ctest", "--test-dir", folder + "/b", "--output-junit", str(junit),
+                            "--test-output-size-passed", str(1 << 22), "--test-output-size-failed", str(1 << 22),
+                            "--test-output-truncation", "middle"], capture_output=True)
+            text = junit.read_text()
+            self.assertIn("head", text)
+            self.assertIn("the end", text)
+            self.assertIn(R.OUTPUT_CUT, text)
+            self.assertLess(len(text), 5 << 20)
+
+
+class GpuMemoryWatch(unittest.TestCase):
+    """The grader's watch over its programs' GPU memory (gpu_memory.GpuMemoryWatch), fed sample
+    lines as nvidia-smi prints them."""
+
+    def test_lines(self):
+        self.assertEqual(M.parse_sample_line("1234, 512"), (1234, 512))
+        self.assertIsNone(M.parse_sample_line("1234, [N/A]"))
+        self.assertIsNone(M.parse_sample_line(""))
+        self.assertIsNone(M.parse_sample_line("No running processes found"))
+
+    def test_peak_of_its_own_programs_and_a_stop_over_the_budget(self):
+        mine, other = os.getpid(), 1  # this process's command line names this file; pid 1's does not
+        killed = []
+        watch = M.GpuMemoryWatch(pathlib.Path(__file__).name, budget_mib=1000, kill=lambda pid, sig: killed.append(pid))
+        for line in (f"{mine}, 600", f"{other}, 70000", f"{mine}, 900", f"{mine}, 800"):
+            watch.see(line)
+        self.assertEqual((watch.peak_mib, killed, watch.stopped), (900, [], []))
+        watch.see(f"{mine}, 70000")
+        watch.see(f"{mine}, 71000")  # (stopped once)
+        self.assertEqual(killed, [mine])
+        self.assertEqual([(pid, mib) for pid, mib, _ in watch.stopped], [(mine, 70000)])
+        self.assertEqual(watch.peak_mib, 71000)
+        self.assertIn("68.4 GiB of GPU memory, over the class's budget of 1.0 GiB", watch.notes()[0])
+        without_budget = M.GpuMemoryWatch(pathlib.Path(__file__).name, kill=lambda pid, sig: killed.append(pid))
+        without_budget.see(f"{mine}, 70000")
+        self.assertEqual((without_budget.peak_mib, without_budget.stopped, len(killed)), (70000, [], 1))
+
+    def test_it_reads_a_sampler_until_the_end(self):
+        sampler = [sys.executable, "-c", f"print('{os.getpid()}, 300'); print('{os.getpid()}, 200')"]
+        with M.GpuMemoryWatch(pathlib.Path(__file__).name, sampler=sampler) as watch:
+            time.sleep(0.5)
+        self.assertEqual(watch.peak_mib, 300)
+        with M.GpuMemoryWatch("x", sampler=["/nonexistent/nvidia-smi"]) as missing:
+            pass
+        self.assertFalse(missing.available)
+
+
 class SharedFaults(unittest.TestCase):
     """A failure that a neighbour on a shared GPU could cause is judged again alone, and that
     verdict counts (grading.judge_shared_faults_alone); the others stand as they were."""
@@ -806,6 +875,28 @@ class GpuLocks(unittest.TestCase):
             alone[1].set()
             self.assertTrue(late[0].wait(5))
             late[1].set()
+            for thread in threads:
+                thread.join(10)
+
+    def test_a_patient_exclusive_lock_waits_for_a_gap_without_holding_anyone_up(self):
+        with tempfile.TemporaryDirectory() as folder:
+            first, late = (threading.Event(), threading.Event()), (threading.Event(), threading.Event())
+            threads = [self.hold(folder, ["0"], True, first)]
+            self.assertTrue(first[0].wait(5))
+            patient = threading.Event()
+
+            def wait_patiently():
+                with G.gpu_locks(folder, ["0", "1"], False, patience=5, poll_seconds=0.05):
+                    patient.set()
+            threads.append(threading.Thread(target=wait_patiently))
+            threads[-1].start()
+            self.assertFalse(patient.wait(0.3), "an exclusive lock was given beside a shared one")
+            threads.append(self.hold(folder, ["0"], True, late))
+            self.assertTrue(late[0].wait(2), "a later shared lock waited for a patient exclusive one")
+            first[1].set()
+            self.assertFalse(patient.wait(0.3), "an exclusive lock was given beside a shared one")
+            late[1].set()
+            self.assertTrue(patient.wait(2), "the patient exclusive lock missed the gap")
             for thread in threads:
                 thread.join(10)
 

@@ -31,6 +31,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from . import gpu_memory as M
 from . import results as R
 from . import sandbox as py_sandbox
 from . import submission as S
@@ -43,6 +44,7 @@ class Workspace:
     hidden: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     rejudged: list = field(default_factory=list)  # tests judged again alone (judge_shared_faults_alone)
+    gpu_memory: object = None  # what the GPU memory watch saw while the tests ran (gpu_memory.GpuMemoryWatch)
     # The test programs' system calls (course-sandbox -s): "enforce" refuses those outside its
     # list, "learn" lets them run and logs them, "off" installs no filter. Either way the log is
     # written by the sandbox's supervisor, a process the test program cannot reach.
@@ -370,16 +372,37 @@ def _lock(path, mode, blocking=True):
 
 
 @contextlib.contextmanager
-def gpu_locks(lock_dir, gpus, shared=False):
+def gpu_locks(lock_dir, gpus, shared=False, patience=0.0, poll_seconds=0.5):
     """Holds the locks of `gpus`: shared (tests that may run beside other gradings' shared tests)
     or exclusive (tests that time or count: nothing else runs on those GPUs meanwhile). Several
     are taken all at once or not at all: holding one GPU idle while waiting for another would
-    stall every grading that wants the first."""
+    stall every grading that wants the first. With `patience` (seconds), an exclusive lock of
+    several GPUs first waits that long for a moment when they are all free, without holding up
+    anyone (each GPU's turnstile stays free): the class's tests that need every GPU then run in
+    its gaps, several one after another, instead of each draining every GPU of the class (2 x
+    H200, 2026-11: a class of 12 waited 3-87 s per submission for them, and the second GPU
+    bought nothing). Only then does it queue as above."""
     mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
     paths = [pathlib.Path(lock_dir) / f"gpu-{gpu}.lock" for gpu in sorted(set(gpus), key=int)]
     held = []
     try:
-        while True:
+        deadline = time.monotonic() + patience
+        while not shared and time.monotonic() < deadline:
+            for path in paths:
+                handle = open(path, "a")
+                try:
+                    fcntl.flock(handle, mode | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    handle.close()
+                    break
+                held.append(handle)
+            else:
+                break  # all of them, at once
+            for taken in held:
+                taken.close()
+            held = []
+            time.sleep(poll_seconds)
+        while not held:
             for path in paths:
                 handle = _lock(path, mode, blocking=len(paths) == 1)
                 if handle is None:
@@ -398,7 +421,18 @@ def gpu_locks(lock_dir, gpus, shared=False):
 
 
 def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batches=True, batch_rounds=6,
-         fail_fast=False):
+         fail_fast=False, gpu_memory_budget_mib=None):
+    """_test (below), with the GPU memory of this grading's programs watched from here (ws.gpu_memory,
+    gpu_memory.GpuMemoryWatch): the most one held, and, with a budget (a class on a shared GPU),
+    each program over it stopped."""
+    with M.GpuMemoryWatch(ws.root, gpu_memory_budget_mib) as watch:
+        outcome = _test(ws, chapters, env, gpu, all_gpus, lock_dir, jobs, batches, batch_rounds, fail_fast)
+    ws.gpu_memory = watch
+    return outcome
+
+
+def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batches=True, batch_rounds=6,
+          fail_fast=False):
     """Runs the graded chapters' student tests: ctest unconfined (its reports out of reach of the
     tests), every test program in the sandbox (cmake/CourseTestList.cmake puts course-sandbox in
     front of it). Two phases on one GPU: first the tests that may run side by side (`jobs` at a
@@ -452,7 +486,8 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
     one_gpu = class_turns and every_gpu == [str(gpu)]
     graded, waited, seconds = [], 0.0, {}
 
-    def run(phase, selection, visible, phase_locks, shared, phase_jobs, turn_lock=None, pass_env=None, tests=only):
+    def run(phase, selection, visible, phase_locks, shared, phase_jobs, turn_lock=None, pass_env=None, tests=only,
+            patience=0.0):
         """One ctest run, holding the GPU locks; returns its results (none when ctest wrote no report)."""
         nonlocal waited
         junit = ws.root / f"ctest-{phase.replace(' ', '-')}.xml"
@@ -463,14 +498,16 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
             phase_env["CUDA_VISIBLE_DEVICES"] = visible
         if turn_lock:
             phase_env["COURSE_GPU_LOCK"] = turn_lock
-        lock = gpu_locks(lock_dir, phase_locks, shared) if (lock_dir and phase_locks) else contextlib.nullcontext()
+        lock = gpu_locks(lock_dir, phase_locks, shared, patience) if (lock_dir and phase_locks) else contextlib.nullcontext()
         waiting_since = time.monotonic()
         with lock:
             waited += time.monotonic() - waiting_since
             phase_started = time.monotonic()
             # A batch's output is that of all its cases; each passed case's part goes into the report.
             subprocess.run(["ctest", "--test-dir", str(ws.build), *selection, "-R", tests, "-j", str(phase_jobs),
-                            "--output-junit", str(junit), "--test-output-size-passed", str(1 << 22)],
+                            "--output-junit", str(junit), "--test-output-size-passed", str(1 << 22),
+                            # A flood of output keeps its head and its end (GoogleTest's verdict).
+                            "--test-output-size-failed", str(1 << 22), "--test-output-truncation", "middle"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=phase_env, cwd=ws.course)
             seconds[phase] = round(time.monotonic() - phase_started, 1)
         # ctest's log of the phase (every program's output; tools/profile-tests.py reads it).
@@ -604,11 +641,15 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
     if class_turns and not rejudged_early:
         graded = judge_shared_faults_alone(ws, graded, run, gpu, locks, turns)
     if gpu is not None and not one_gpu and not failure_stands():
-        graded += run("multi-gpu", ["-L", "^student$", "-L", "^multi-gpu$"], ",".join(every_gpu), every_gpu, False, 4)
+        graded += run("multi-gpu", ["-L", "^student$", "-L", "^multi-gpu$"], ",".join(every_gpu), every_gpu, False, 4,
+                      patience=MULTI_GPU_PATIENCE if class_turns else 0.0)
     return graded, time.monotonic() - started - waited, waited, seconds
 
 
 REJUDGE_AT_MOST = 4
+# How long a grading's tests that need every GPU wait for a gap in the class before they queue
+# for the GPUs (gpu_locks' patience; COURSE_MULTI_GPU_PATIENCE=0 queues at once, as before).
+MULTI_GPU_PATIENCE = float(os.environ.get("COURSE_MULTI_GPU_PATIENCE", "90"))
 
 
 def judge_shared_faults_alone(ws, graded, run, gpu, locks, turns):

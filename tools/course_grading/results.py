@@ -551,7 +551,7 @@ def points_line(row):
 # illegal memory access ...", tests/support/src/cuda_check.cpp), a test's "returned cudaErrorX: ..."
 # or compute-sanitizer's "Program hit cudaErrorX (error N)"; not a name a test only mentions.
 _CUDA_ERROR = re.compile(r"\b(cudaError[A-Z]\w*)(?=: | \(error )")
-FAULT_ORDER = ("timeout", "stopped", "crash", "did not start", "tampered")
+FAULT_ORDER = ("timeout", "stopped", "crash", "did not start", "tampered", "GPU memory over budget", "output flood")
 
 
 def fault(result):
@@ -591,6 +591,16 @@ def shared_fault(result):
     return result.outcome == "failed" and (fault(result) in SHARED_FAULTS or "out of memory" in result.output)
 
 
+# What ctest puts in place of the middle of an output over its limit (grading.test's
+# --test-output-size-*: 4 MiB, the head and the end kept).
+OUTPUT_CUT = "[This part of the test output was removed since it exceeds the threshold"
+
+
+def output_flooded(result):
+    """Whether a test printed more than ctest keeps of an output (grading.test: 4 MiB)."""
+    return OUTPUT_CUT in result.output
+
+
 def faults(results):
     """{kind: how many tests} of the faults of TestResults (see fault), e.g. {"timeout": 2, "crash":
     1, "cudaErrorIllegalAddress": 1}: timeouts, crashes, programs that did not start and Tampered
@@ -600,6 +610,8 @@ def faults(results):
         kind = fault(r)
         if kind:
             counts[kind] = counts.get(kind, 0) + 1
+        if output_flooded(r):  # a fault whatever the verdict: the class's logs carry it
+            counts["output flood"] = counts.get("output flood", 0) + 1
     ordered = [k for k in FAULT_ORDER if k in counts] + sorted(k for k in counts if k not in FAULT_ORDER)
     return {k: counts[k] for k in ordered}
 
@@ -610,7 +622,9 @@ def faults_line(counts):
     words = {"timeout": lambda n: f"{n} test{'s' if n != 1 else ''} past {'their' if n != 1 else 'its'} time limit",
              "crash": lambda n: f"{n} crashed", "did not start": lambda n: f"{n} did not start",
              "stopped": lambda n: f"{n} stopped for holding a measurement up",
-             "tampered": lambda n: f"{n} Tampered"}
+             "tampered": lambda n: f"{n} Tampered",
+             "GPU memory over budget": lambda n: f"{n} stopped for holding more GPU memory than the class's budget",
+             "output flood": lambda n: f"{n} printed more than ctest keeps (4 MiB; the head and the end kept)"}
     parts = [words[k](n) if k in words else f"{n} {k}" for k, n in counts.items()]
     return "Faults: " + (", ".join(parts) if parts else "none")
 

@@ -1,0 +1,109 @@
+"""How much GPU memory a grading's test programs hold, watched from outside them, and a budget.
+
+While a grading's tests run, GpuMemoryWatch reads the driver's list of processes on the GPUs
+(`nvidia-smi --query-compute-apps`, twice a second) and keeps, for the programs of this grading
+(those whose command line names its folder), the most memory one of them held. With a budget (a
+class on a shared GPU: tools/grade-class), a program over it is stopped (SIGKILL) then and there:
+the memory it took is given back to the other gradings on that GPU within a sample, its test
+fails as a crash, and the grading's report names the stop. The watch runs in the grader, which
+runs no submission code: nothing a test program does can change what it saw.
+"""
+import os
+import signal
+import subprocess
+import threading
+import time
+
+MIB_PER_GIB = 1024
+
+
+def parse_sample_line(line):
+    """(pid, MiB) of a line of `nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits`,
+    or None for anything else (a blank line, "[N/A]" where the driver does not say)."""
+    parts = [p.strip() for p in line.split(",")]
+    if len(parts) != 2 or not parts[0].isdigit() or not parts[1].isdigit():
+        return None
+    return int(parts[0]), int(parts[1])
+
+
+def command_line(pid):
+    """A process's command line as one string ("" when it is gone or unreadable)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+class GpuMemoryWatch:
+    """A context manager: while inside, samples the GPU memory of the programs whose command line
+    contains `marker` (a grading's folder). peak_mib: the most one held; stopped: [(pid, MiB,
+    program)] of those stopped for holding more than budget_mib (None: no budget). `sampler` (for
+    the tests): a command that prints sample lines, instead of nvidia-smi."""
+
+    def __init__(self, marker, budget_mib=None, interval_ms=500, sampler=None, kill=os.kill):
+        self.marker = str(marker)
+        self.budget_mib = budget_mib
+        self.sampler = sampler or ["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits",
+                                   f"-lms={interval_ms}"]
+        self.kill = kill
+        self.peak_mib = 0
+        self.stopped = []
+        self.available = True
+        self._process = None
+        self._thread = None
+        self._programs = {}  # pid -> command line (or "" when not this grading's)
+
+    def _program(self, pid):
+        if pid not in self._programs:
+            line = command_line(pid)
+            self._programs[pid] = line if self.marker in line else ""
+        return self._programs[pid]
+
+    def see(self, line):
+        """Takes one sample line into account (and stops its program if it is over the budget)."""
+        sample = parse_sample_line(line)
+        if not sample:
+            return
+        pid, mib = sample
+        program = self._program(pid)
+        if not program:
+            return
+        self.peak_mib = max(self.peak_mib, mib)
+        if self.budget_mib is not None and mib > self.budget_mib and pid not in {p for p, _, _ in self.stopped}:
+            try:
+                self.kill(pid, signal.SIGKILL)
+            except OSError:
+                return  # it ended by itself
+            self.stopped.append((pid, mib, program))
+
+    def _read(self):
+        for line in self._process.stdout:
+            self.see(line)
+
+    def __enter__(self):
+        try:
+            self._process = subprocess.Popen(self.sampler, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        except OSError:
+            self.available = False
+            return self
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self._process:
+            time.sleep(0.05)  # (a last sample of a program that has just ended adds nothing)
+            self._process.terminate()
+            try:
+                self._process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+            self._thread.join(timeout=5)
+        return False
+
+    def notes(self):
+        """The report's lines about what the watch stopped."""
+        return [f"Stopped for holding {mib / MIB_PER_GIB:.1f} GiB of GPU memory, over the class's budget of "
+                f"{self.budget_mib / MIB_PER_GIB:.1f} GiB per test program (its test fails as a crash): "
+                f"{os.path.basename(program.split()[0]) if program else pid}" for pid, mib, program in self.stopped]

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# A class's throughput on one GPU and on every GPU of this machine (issue 43's scaling): N
+# whole-course reference submissions graded with tools/grade-class on GPU 0 alone, then N x G on
+# all G GPUs, each checked (tools/make-class.py check: every reference passes every test). Prints
+# the seconds per submission of each, the scaling (throughput on G GPUs over G x the throughput on
+# one) and, from the one-GPU class, the time of 200 submissions. Logs and class files in LOGDIR.
+# Usage: tools/gpu-run-class-scaling.sh LOGDIR [N (default 12)] [--skip-one]
+#   --skip-one: only the class on every GPU (the one-GPU class measured elsewhere).
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+logs=$(mkdir -p "$1" && cd "$1" && pwd)
+n=${2:-12}
+skip_one=${3:-}
+gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader | paste -sd, -)
+count=$(echo "$gpus" | tr ',' '\n' | grep -c .)
+nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader | tee "$logs/device.txt"
+echo "cores: $(nproc)" | tee -a "$logs/device.txt"
+work=$(mktemp -d)
+# The course without its builds and without .git: a course with .git is judged by its HEAD, and
+# the device's copy of .git can be older than its files.
+mkdir -p "$work/course"
+(cd "$top" && tar --exclude=./build --exclude='./build-*' --exclude=./.git -cf - .) | tar -xf - -C "$work/course"
+top=$work/course
+
+grade() {  # grade NAME SUBMISSIONS GPUS
+  local name=$1 subs=$2 on=$3
+  python3 "$top/tools/make-class.py" make "$work/$name" --references "$subs" >/dev/null
+  local start=$(date +%s)
+  "$top/tools/grade-class" "$work/$name" -o "$work/$name-graded" --gpus "$on" >"$logs/$name.log" 2>&1
+  local status=$?
+  local seconds=$(( $(date +%s) - start ))
+  python3 "$top/tools/make-class.py" check "$work/$name-graded" "$work/$name" >"$logs/$name-check.txt" 2>&1
+  local check=$?
+  cp "$work/$name-graded/class.csv" "$logs/$name-class.csv" 2>/dev/null
+  cp "$work/$name-graded/class-timing.csv" "$logs/$name-class-timing.csv" 2>/dev/null
+  printf '%s: %d submissions on GPUs %s: %d s, %s s per submission; grade-class exit %d, check exit %d (%s)\n' \
+    "$name" "$subs" "$on" "$seconds" "$(python3 -c "print(round($seconds / $subs, 1))")" "$status" "$check" \
+    "$(tail -1 "$logs/$name-check.txt")" | tee -a "$logs/summary.txt"
+  echo "$seconds"
+}
+if [ -z "$skip_one" ]; then
+  one=$(grade one-gpu "$n" 0 | tail -1)
+fi
+all=$(grade all-gpus $(( n * count )) "$gpus" | tail -1)
+if [ -n "${one:-}" ]; then
+  python3 - "$one" "$all" "$n" "$count" <<'PY' | tee -a "$logs/summary.txt"
+import sys
+one, all_, n, g = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+scaling = (n * g / all_) / (g * n / one)
+print(f"scaling: {n * g / all_ * 60:.1f} submissions a minute on {g} GPUs against {n / one * 60:.1f} on one: "
+      f"{scaling:.2f} x {g} x the one-GPU throughput (goal: at least 0.8)")
+print(f"200 submissions on one GPU at {one / n:.1f} s each: {200 * one / n / 60:.0f} minutes (goal: 40)")
+PY
+fi
+rm -rf "$work"
