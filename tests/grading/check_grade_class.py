@@ -157,6 +157,8 @@ def main():
     if [r["student"] for r in rows] != chosen:
         problems.append(f"class.csv rows {[r['student'] for r in rows]} are not the class {chosen}")
     statuses = {r["student"]: r.get("status", "") for r in rows}
+    alone_csv = work / "graded-references" / "class.csv"
+    alone_rows = {r["student"]: r for r in csv.DictReader(open(alone_csv))} if alone_csv.exists() else {}
     for student in chosen:
         results_file = work / "graded" / student / "results.json"
         if "refused" in expected[student]:
@@ -171,14 +173,22 @@ def main():
             continue
         problems += judge(student, json.loads(results_file.read_text()), expected[student]["expect"], gpu)
         row = next((r for r in rows if r["student"] == student), {})
-        if gpu and expected[student].get("full_marks") == "gpu" and (row.get("total") != row.get("max") or not row.get("max")):
-            problems.append(f"{student}: {row.get('total')} of {row.get('max')} points in class.csv, expected full marks")
+        for chapter, points in (expected[student].get("gpu_scores", {}) if gpu else {}).items():
+            if str(row.get(chapter)) != str(points):
+                problems.append(f"{student}: {chapter} scored {row.get(chapter)!r} in class.csv, expected {points}")
+        if student in alone_rows:  # (--time-criterion) a right answer's grade is the one it gets alone
+            own = {k: v for k, v in alone_rows[student].items() if k not in ("faults", "status")}
+            here = {k: v for k, v in row.items() if k not in ("faults", "status")}
+            if own != here:
+                problems.append(f"{student}: {here} in the class, {own} graded alone")
         if gpu and "faults" in expected[student] and not re.search(expected[student]["faults"], row.get("faults", "")):
             problems.append(f"{student}: faults {row.get('faults')!r} in class.csv, expected /{expected[student]['faults']}/")
         for chapter, points in expected[student].get("scores", {}).items():
             if str(row.get(chapter)) != str(points):
                 problems.append(f"{student}: {chapter} scored {row.get(chapter)!r} in class.csv, expected {points}")
     if alone_seconds is not None:
+        # The longest a faulty grading takes is its own tests' time limits; the bound below takes
+        # every such limit one after another, the loosest reading (the closing note gives both).
         limit = max(int(v) for v in args.timeouts.split(","))
         timeouts = sum(int(n) for r in rows if not r["student"].startswith("zoe")
                        for n in re.findall(r"\btimeout x(\d+)", r.get("faults", "")))
