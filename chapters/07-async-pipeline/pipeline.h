@@ -58,7 +58,8 @@ __global__ void mirror_tiles_sync_kernel(const float* __restrict__ in, float* __
 /// the copies of the next ones are already in flight.
 /// Rules, checked from what was built and what runs (MirrorTilesPipelinedTechnique, and a call
 /// of MirrorTilesPipelinedPerf drawn at random, at its size): the machine code of every kernel
-/// it runs issues asynchronous global-to-shared copies (LDGSTS), those copies carry every whole
+/// it runs issues asynchronous global-to-shared copies (LDGSTS; or, from compute capability 9.0,
+/// the bulk or tensor copies of exercise 2, UBLKCP or UTMALDG), those copies carry every whole
 /// tile, counted while the kernel runs, so a copy in a branch that never runs or a path taken
 /// only at some sizes does not count (MirrorTilesPipelinedCountedTechnique.AsynchronousCopiesCarryEveryTile),
 /// it holds at least two tiles in shared memory, and it makes no copies of its own.

@@ -371,14 +371,31 @@ TEST(MirrorTilesBulkStretchDeviceWide, MoreThan2To32Floats) {
 
 // ---------------------------------------------------------------- technique
 
+// Asynchronous global-to-shared copies of every kind the chapter teaches: LDGSTS (what
+// cuda::memcpy_async becomes on compute capability 8.0 and newer) or, from 9.0, bulk copies
+// (UBLKCP: cp.async.bulk, cuda::device::memcpy_async_tx) and tensor copies (UTMALDG: TMA). `has`
+// checks one opcode from a minimum compute capability; the first kind found answers, else
+// LDGSTS's failure (which names what is needed).
+const char* kAsynchronousCopies =
+    "asynchronous global-to-shared copies (LDGSTS, from cuda::memcpy_async; or, from compute capability 9.0, bulk "
+    "copies UBLKCP or tensor copies UTMALDG)";
+template <class Has>
+::testing::AssertionResult has_asynchronous_copies(Has has) {
+  auto ldgsts = has("LDGSTS", 80);
+  if (ldgsts || course::sass_arch_to_check(90) == 0) return ldgsts;
+  for (const char* bulk : {"UBLKCP", "UTMALDG"})
+    if (auto found = has(bulk, 90)) return found;
+  return ldgsts;
+}
+
 // The contract's rules, from what was built: the pipelined kernel's machine code issues
-// asynchronous global-to-shared copies (LDGSTS, what cuda::memcpy_async becomes on compute
-// capability 8.0 and newer). Read from this program's SASS: no GPU needed.
+// asynchronous global-to-shared copies. Read from this program's SASS: no GPU needed.
 TEST(MirrorTilesPipelinedTechnique, KernelCopiesAsynchronouslyIntoSharedMemory) {
   if (!course::gpu_unavailable_reason()) SKIP_WITHOUT_ASYNC_COPIES();
   if (course::sass_arch_to_check(80) == 0) GTEST_SKIP() << "this build has no SASS for compute capability 8.0 or newer";
-  EXPECT_TRUE(course::kernel_sass_has("mirror_tiles_pipelined_kernel", "LDGSTS", 80,
-                                      "the asynchronous global-to-shared copy that cuda::memcpy_async issues"));
+  EXPECT_TRUE(has_asynchronous_copies([](const char* opcode, int minimum) {
+    return course::kernel_sass_has("mirror_tiles_pipelined_kernel", opcode, minimum, kAsynchronousCopies);
+  }));
 }
 
 // ... and from what ran: the kernel holds several tiles in shared memory (a pipeline of at
@@ -400,11 +417,13 @@ size_t whole_tiles(size_t n) { return n / kPipelineTileFloats; }
                                          "two stages of a pipeline, a tile each (TODO(1))"),
        course::sass_arch_to_check(80) == 0
            ? ::testing::AssertionSuccess()
-           : course::kernels_that_ran_have(ran, what, "LDGSTS", 80,
-                                           "the asynchronous global-to-shared copy that cuda::memcpy_async issues"),
-       course::executed_at_least(ran, what, {"LDGSTS"}, course::Executions::thread_bytes, tile_bytes,
-                                 "its asynchronous global-to-shared copies (LDGSTS)",
-                                 "the " + std::to_string(whole_tiles(n)) + " whole tiles")});
+           : has_asynchronous_copies([&](const char* opcode, int minimum) {
+               return course::kernels_that_ran_have(ran, what, opcode, minimum, kAsynchronousCopies);
+             }),
+       // Counted: the asynchronous copies of every kind carried every whole tile (a bulk copy
+       // counts for its kernel's whole shared memory at most: its size sits in a register).
+       course::stored_into_shared_at_least(ran, what, tile_bytes,
+                                           "the " + std::to_string(whole_tiles(n)) + " whole tiles", true)});
 }
 ::testing::AssertionResult bulk_rules(const course::Activity& ran, size_t n) {
   const char* what = "mirror_tiles_bulk";

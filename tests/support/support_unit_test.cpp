@@ -890,6 +890,13 @@ TEST(ExecutedInstructions, BulkCopiesCountForTheirKernelsSharedMemory) {
                                                  "100 bulk copies (UBLKCP, UTMALDG) at most 1638400"),
             std::string::npos)
       << short_of.message();
+  // Asynchronous copies only: the stores do not count, the bulk copies do.
+  EXPECT_TRUE(course::stored_into_shared_at_least(ran, "t", 100 * 16384, "all", true));
+  const auto stores_left_out = course::stored_into_shared_at_least(ran, "t", 100 * 16384 + 1, "all of it", true);
+  EXPECT_FALSE(stores_left_out);
+  EXPECT_NE(std::string(stores_left_out.message()).find("its asynchronous copies into shared memory (LDGSTS) moved 0 bytes"),
+            std::string::npos)
+      << stores_left_out.message();
   ran.executed.instructions.pop_back();
   ran.executed.instructions.push_back({"tile_kernel", 0x30, "UTMALDG.2D [UR8], [UR4]", 1, 1});
   EXPECT_TRUE(course::stored_into_shared_at_least(ran, "t", 101 * 16384, "all"));  // TMA's tensor copies too

@@ -113,10 +113,11 @@ long long threads_launched(const Activity& activity) {
 }
 
 ::testing::AssertionResult stored_into_shared_at_least(const Activity& activity, const std::string& what,
-                                                       long long at_least, const std::string& needed) {
+                                                       long long at_least, const std::string& needed,
+                                                       bool asynchronous_only) {
   const auto& executed = activity.executed;
   if (!executed.counted) return ::testing::AssertionSuccess();
-  const long long stored = executed.bytes("STS") + executed.bytes("LDGSTS");
+  const long long stored = (asynchronous_only ? 0 : executed.bytes("STS")) + executed.bytes("LDGSTS");
   // A bulk copy's size is a register's value: each counts for its kernel's whole shared memory.
   long long bulk = 0, bulk_bytes = 0;
   std::map<std::string, long long> shared_of;  // the most shared memory a launch of each kernel had
@@ -128,11 +129,14 @@ long long threads_launched(const Activity& activity) {
   }
   if (stored + bulk_bytes >= at_least) return ::testing::AssertionSuccess();
   std::ostringstream rule;
-  rule << "ran, but its stores into shared memory (STS, LDGSTS) moved " << stored << " bytes";
+  rule << "ran, but its " << (asynchronous_only ? "asynchronous copies into shared memory (LDGSTS)" : "stores into shared memory (STS, LDGSTS)")
+       << " moved " << stored << " bytes";
   if (bulk > 0) rule << " and its " << bulk << " bulk copies (UBLKCP, UTMALDG) at most " << bulk_bytes;
   rule << " while it ran, where " << needed << " need at least " << at_least << ": every element goes through the "
-       << "shared tile (stores, asynchronous copies, or bulk copies); instructions that are in the machine code but do "
-       << "not run (a branch never taken, a path for other sizes) do not do the exercise.\n"
+       << (asynchronous_only ? "shared memory by asynchronous copies (cuda::memcpy_async, or bulk copies)"
+                             : "shared tile (stores, asynchronous copies, or bulk copies)")
+       << "; instructions that are in the machine code but do not run (a branch never taken, a path for other sizes) "
+       << "do not do the exercise.\n"
        << executed.summary({"STS", "LDGSTS", "UBLKCP", "UTMALDG"});
   return broken(what, rule.str(), activity);
 }

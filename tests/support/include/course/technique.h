@@ -65,9 +65,11 @@ enum class Executions { thread_bytes, warp_instructions };
 /// thread for a number of bytes held in a register, so each counts for the most it can move: the
 /// whole shared memory of the kernel that ran it. At least `at_least` bytes in all; `needed` says
 /// what the amount is ("the 12000000 bytes of the matrix"). Passes when the recording could not
-/// count (as executed_at_least).
+/// count (as executed_at_least). With `asynchronous_only`, stores (STS) do not count: only the
+/// asynchronous copies of every kind (LDGSTS, UBLKCP, UTMALDG).
 ::testing::AssertionResult stored_into_shared_at_least(const Activity& activity, const std::string& what,
-                                                       long long at_least, const std::string& needed);
+                                                       long long at_least, const std::string& needed,
+                                                       bool asynchronous_only = false);
 
 /// The SASS architecture a CPU-side check reads: the current GPU's when there is one, it is >=
 /// `minimum` and the binary has SASS for it, else the newest the binary has that is >= `minimum`
