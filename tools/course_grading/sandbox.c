@@ -335,18 +335,18 @@ static void allow_devices(void) {
 
 // Other opens for writing under /proc and /dev (Landlock refuses them) are logged, the first few
 // paths once each: "refused-write <path>" lines in LOG, for whoever finds a new driver failing to start.
-enum { kProcPaths = 16 };
-static char* proc_writes[kProcPaths];
+enum { kRefusedWritesLogged = 16 };
+static char* refused_writes[kRefusedWritesLogged];
 
 static void answer_open(int listener, struct seccomp_notif* request, struct seccomp_notif_resp* response) {
   char path[PATH_MAX];
   const int at = request->data.nr == SYS_openat ? 1 : 0;
   read_path((pid_t)request->pid, request->data.args[at], path, sizeof path);
   if ((strncmp(path, "/proc/", 6) == 0 && !names_a_thread(path)) || (strncmp(path, "/dev/", 5) == 0 && !device_writable(path))) {
-    for (int i = 0; i < kProcPaths; ++i) {
-      if (proc_writes[i] && strcmp(proc_writes[i], path) == 0) break;
-      if (!proc_writes[i]) {
-        proc_writes[i] = strdup(path);
+    for (int i = 0; i < kRefusedWritesLogged; ++i) {
+      if (refused_writes[i] && strcmp(refused_writes[i], path) == 0) break;
+      if (!refused_writes[i]) {
+        refused_writes[i] = strdup(path);
         break;
       }
     }
@@ -419,8 +419,8 @@ static int supervise(pid_t child, int listener, const char* command) {
   }
   for (int nr = 0; nr < kCalls; ++nr)
     if (calls[nr] > 0 && log >= 0) dprintf(log, "%d %ld %s\n", nr, calls[nr], command);
-  for (int i = 0; i < kProcPaths && proc_writes[i]; ++i)
-    if (log >= 0) dprintf(log, "refused-write %s %s\n", proc_writes[i], command);
+  for (int i = 0; i < kRefusedWritesLogged && refused_writes[i]; ++i)
+    if (log >= 0) dprintf(log, "refused-write %s %s\n", refused_writes[i], command);
   if (WIFSIGNALED(status)) {
     signal(WTERMSIG(status), SIG_DFL);
     kill(getpid(), WTERMSIG(status));
