@@ -482,6 +482,18 @@ class GpuMemoryWatch(unittest.TestCase):
     """The grader's watch over its programs' GPU memory (gpu_memory.GpuMemoryWatch), fed sample
     lines as nvidia-smi prints them."""
 
+    def test_the_class_budget_is_never_below_the_biggest_tests(self):
+        loader = importlib.machinery.SourceFileLoader("grade_class", str(COURSE / "tools" / "grade-class"))
+        spec = importlib.util.spec_from_loader(loader.name, loader)
+        grade_class = importlib.util.module_from_spec(spec)
+        loader.exec_module(grade_class)
+        budget = grade_class.default_memory_budget
+        self.assertEqual(budget("0", {"0": 139.8}), 69.9)  # H200: half
+        self.assertEqual(budget("0", {"0": 79.6}), 40.0)  # H100: half would be 39.8, below the biggest tests
+        self.assertIsNone(budget("0", {"0": 40.0}))  # a GPU that small: no budget
+        self.assertIsNone(budget("0", {"0": None}))
+        self.assertIsNone(budget("1", {"0": 79.6}))
+
     def test_lines(self):
         self.assertEqual(M.parse_sample_line("1234, 512"), (1234, 512))
         self.assertIsNone(M.parse_sample_line("1234, [N/A]"))
