@@ -517,6 +517,26 @@ class GpuMemoryWatch(unittest.TestCase):
         without_budget.see(f"{mine}, 70000")
         self.assertEqual((without_budget.peak_mib, without_budget.stopped, len(killed)), (70000, [], 1))
 
+    def test_a_folder_is_not_a_prefix_of_another(self):
+        with tempfile.TemporaryDirectory() as folder:
+            worker_1, worker_10 = pathlib.Path(folder) / "worker-1", pathlib.Path(folder) / "worker-10"
+            program = worker_10 / "course" / "build" / "tests"
+            program.mkdir(parents=True)
+            (program / "t.py").write_text("import time; time.sleep(30)\n")
+            child = subprocess.Popen([sys.executable, str(program / "t.py")])
+            try:
+                time.sleep(0.2)
+                killed = []
+                theirs = M.GpuMemoryWatch(worker_1, budget_mib=1, kill=lambda pid, sig: killed.append(pid))
+                theirs.see(f"{child.pid}, 5000")
+                self.assertEqual((theirs.peak_mib, killed), (0, []))
+                own = M.GpuMemoryWatch(worker_10, budget_mib=1, kill=lambda pid, sig: killed.append(pid))
+                own.see(f"{child.pid}, 5000")
+                self.assertEqual((own.peak_mib, killed), (5000, [child.pid]))
+            finally:
+                child.kill()
+                child.wait()
+
     def test_it_reads_a_sampler_until_the_end(self):
         sampler = [sys.executable, "-c", f"print('{os.getpid()}, 300'); print('{os.getpid()}, 200')"]
         with M.GpuMemoryWatch(pathlib.Path(__file__).name, sampler=sampler) as watch:

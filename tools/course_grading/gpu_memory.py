@@ -37,12 +37,13 @@ def command_line(pid):
 
 class GpuMemoryWatch:
     """A context manager: while inside, samples the GPU memory of the programs whose command line
-    contains `marker` (a grading's folder). peak_mib: the most one held; stopped: [(pid, MiB,
+    contains `marker` (a grading's folder, a path: the programs under it; or a plain string). peak_mib: the most one held; stopped: [(pid, MiB,
     program)] of those stopped for holding more than budget_mib (None: no budget). `sampler` (for
     the tests): a command that prints sample lines, instead of nvidia-smi."""
 
     def __init__(self, marker, budget_mib=None, interval_ms=500, sampler=None, kill=os.kill):
-        self.marker = str(marker)
+        # A folder's name with its slash: worker-1's programs are not worker-10's.
+        self.marker = str(marker) if not isinstance(marker, os.PathLike) else str(marker).rstrip("/") + "/"
         self.budget_mib = budget_mib
         self.sampler = sampler or ["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits",
                                    f"-lms={interval_ms}"]
