@@ -512,7 +512,9 @@ class GpuMemoryWatch(unittest.TestCase):
         self.assertEqual(killed, [mine])
         self.assertEqual([(pid, mib) for pid, mib, _ in watch.stopped], [(mine, 70000)])
         self.assertEqual(watch.peak_mib, 71000)
-        self.assertIn("68.4 GiB of GPU memory, over the class's budget of 1.0 GiB", watch.notes()[0])
+        self.assertEqual(len(watch.notes()), 1)
+        self.assertIn("Stopped 1 test program for holding 68.4 GiB of GPU memory, over the class's budget of 1.0 GiB",
+                      watch.notes()[0])
         without_budget = M.GpuMemoryWatch(pathlib.Path(__file__).name, kill=lambda pid, sig: killed.append(pid))
         without_budget.see(f"{mine}, 70000")
         self.assertEqual((without_budget.peak_mib, without_budget.stopped, len(killed)), (70000, [], 1))

@@ -104,7 +104,12 @@ class GpuMemoryWatch:
         return False
 
     def notes(self):
-        """The report's lines about what the watch stopped."""
-        return [f"Stopped for holding {mib / MIB_PER_GIB:.1f} GiB of GPU memory, over the class's budget of "
-                f"{self.budget_mib / MIB_PER_GIB:.1f} GiB per test program (its test fails as a crash): "
-                f"{os.path.basename(program.split()[0]) if program else pid}" for pid, mib, program in self.stopped]
+        """The report's line about what the watch stopped (none when it stopped nothing)."""
+        if not self.stopped:
+            return []
+        held = sorted(mib for _, mib, _ in self.stopped)
+        programs = sorted({os.path.basename(program.split()[0]) for _, _, program in self.stopped})
+        amount = f"{held[0] / MIB_PER_GIB:.1f}" + (f"-{held[-1] / MIB_PER_GIB:.1f}" if held[-1] != held[0] else "")
+        return [f"Stopped {len(held)} test program{'s' if len(held) != 1 else ''} for holding {amount} GiB of GPU "
+                f"memory, over the class's budget of {self.budget_mib / MIB_PER_GIB:.1f} GiB per program (their tests "
+                f"fail as crashes): {', '.join(programs)}"]
