@@ -32,6 +32,7 @@
 #include "course/gpu.h"
 #include "course/gpu_turn.h"
 #include "course/guards.h"
+#include "course/kernel_profile.h"
 #include "course/cuda_check.h"
 #include "course/parallel.h"
 #include "course/perf.h"
@@ -936,6 +937,36 @@ TEST(Fatbin, SassCacheIsReadOnlyWhileNewerThanTheProgram) {
 
 // Counting what ran, on the GPU: the judge's own fill kernel stores each of its `count` floats
 // once (a 4-byte STG per element), so its stores executed exactly `count` times.
+// The range profiler's figures for a kernel that writes a known number of bytes, well past the L2
+// cache: DRAM writes near them, one range for the one kernel. Without a GPU (or where the driver
+// keeps the counters to administrators) nothing is profiled, and the reason is given.
+TEST(KernelProfile, CountsTheDramBytesOfAKernelThatRan) {
+  const std::vector<std::string> metrics = {"dram__bytes_write.sum", "dram__bytes_read.sum",
+                                            "sm__warps_active.avg.pct_of_peak_sustained_active"};
+  if (course::gpu_unavailable_reason()) {
+    const auto none = course::profile_kernels([] {}, metrics);
+    EXPECT_FALSE(none.profiled);
+    EXPECT_FALSE(none.why_not.empty());
+    EXPECT_EQ(none.summary().rfind("not profiled: ", 0), 0u) << none.summary();
+    EXPECT_EQ(none.total("dram__bytes_write.sum"), 0.0);
+    GTEST_SKIP() << none.why_not;
+  }
+  const std::size_t count = std::size_t{1} << 26;  // 256 MiB
+  course::DeviceBuffer<float> data(count, "data");
+  course::Stream stream;
+  const auto profile = course::profile_kernels(
+      [&] { course::fill_random_floats(data.data(), data.size(), 7, 0.0f, 1.0f, stream); }, metrics);
+  if (!profile.profiled && profile.why_not.find("only administrators") != std::string::npos)
+    GTEST_SKIP() << profile.why_not;
+  ASSERT_TRUE(profile.profiled) << profile.why_not;
+  ASSERT_EQ(profile.ranges.size(), 1u) << profile.summary();
+  const double written = profile.total("dram__bytes_write.sum"), bytes = 4.0 * count;
+  EXPECT_GT(written, 0.75 * bytes) << profile.summary();
+  EXPECT_LT(written, 1.10 * bytes) << profile.summary();
+  EXPECT_LT(profile.total("dram__bytes_read.sum"), 0.10 * bytes) << profile.summary();
+  EXPECT_GT(profile.total("sm__warps_active.avg.pct_of_peak_sustained_active"), 0.0) << profile.summary();
+}
+
 TEST(ExecutedInstructions, CountsTheStoresOfAKernelThatRan) {
   COURSE_REQUIRE_ACTIVITY();
   const std::size_t count = 100003;

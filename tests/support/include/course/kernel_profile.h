@@ -1,0 +1,46 @@
+/// @file kernel_profile.h
+/// @brief Hardware counters of the kernels one call runs, read with CUPTI's range profiler: the
+/// figures a perf test's feedback explains a result with (DRAM bytes against the minimum an
+/// exercise must move, shared-memory bank conflicts, global sectors per request, achieved
+/// occupancy; issue 45).
+///
+/// profile_kernels runs the call once, untimed: CUPTI replays each kernel it launches as many
+/// times as the metrics need (kernel replay: the kernel's memory is saved before and restored
+/// between passes, so the call's results are those of one run), one range per kernel launch.
+/// Never inside a measurement: the replays make the call many times slower. Where the counters
+/// cannot be read (no GPU, the driver's restriction of profiling to administrators, a virtual
+/// GPU, a metric this chip does not have) nothing is profiled and `why_not` says why; a test
+/// then gives its verdict without the figures, never a different one.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace course {
+
+struct KernelProfile {
+  bool profiled = false;
+  std::string why_not;  // why nothing was profiled
+  /// One per kernel launch, in launch order: its name (as CUPTI names the range) and the value
+  /// of each metric asked for.
+  struct Range {
+    std::string name;
+    std::map<std::string, double> values;
+  };
+  std::vector<Range> ranges;
+
+  /// A metric's values summed over the ranges (0 when not profiled or not asked for). For
+  /// `.sum` metrics this is the whole call's figure; `.avg` and `.pct` ones are per kernel.
+  double total(const std::string& metric) const;
+  /// "name: metric value, ...; ..." for a failure message, or why nothing was profiled.
+  std::string summary() const;
+};
+
+/// Runs `work` on the current device with `metrics` (Nsight Compute's names, e.g.
+/// "dram__bytes_read.sum") counted for each kernel it launches (at most `max_kernels` of them).
+KernelProfile profile_kernels(const std::function<void()>& work, const std::vector<std::string>& metrics,
+                              int max_kernels = 16);
+
+}  // namespace course

@@ -1,0 +1,238 @@
+#include "course/kernel_profile.h"
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <cupti.h>
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
+#include <cupti_target.h>
+
+#include <cstdint>
+#include <memory>
+#include <sstream>
+
+#include "course/gpu.h"
+
+namespace course {
+
+double KernelProfile::total(const std::string& metric) const {
+  double sum = 0;
+  for (const auto& range : ranges)
+    if (const auto found = range.values.find(metric); found != range.values.end()) sum += found->second;
+  return sum;
+}
+
+std::string KernelProfile::summary() const {
+  if (!profiled) return "not profiled: " + why_not;
+  std::ostringstream out;
+  out << "hardware counters, per kernel:";
+  for (const auto& range : ranges) {
+    out << "\n  " << range.name << ":";
+    for (const auto& [metric, value] : range.values) out << " " << metric << " " << value << ";";
+  }
+  return out.str();
+}
+
+namespace {
+
+std::string cupti_failure(CUptiResult result, const char* what) {
+  const char* text = nullptr;
+  cuptiGetResultString(result, &text);
+  if (result == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
+    return std::string(what) + ": the driver lets only administrators read the GPU's counters here "
+                               "(NVreg_RestrictProfilingToAdminUsers)";
+  return std::string("CUPTI's ") + what + " failed: " + (text ? text : "unknown error");
+}
+
+// The current context, through the runtime's driver entry points (the tests do not link the
+// driver library, so that they start on machines without a GPU).
+CUcontext current_context() {
+  using GetCurrent = CUresult (*)(CUcontext*);
+  void* function = nullptr;
+  cudaDriverEntryPointQueryResult status{};
+  if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &function, 12000, cudaEnableDefault, &status) != cudaSuccess ||
+      function == nullptr)
+    return nullptr;
+  CUcontext context = nullptr;
+  reinterpret_cast<GetCurrent>(function)(&context);
+  return context;
+}
+
+// The host side of the profiler (it turns the counters into metric values), ended on every path.
+struct Host {
+  CUpti_Profiler_Host_Object* object = nullptr;
+  ~Host() {
+    if (!object) return;
+    CUpti_Profiler_Host_Deinitialize_Params end{CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
+    end.pHostObject = object;
+    cuptiProfilerHostDeinitialize(&end);
+  }
+};
+
+// The range profiler on a context, disabled on every path.
+struct Session {
+  CUpti_RangeProfiler_Object* object = nullptr;
+  ~Session() {
+    if (!object) return;
+    CUpti_RangeProfiler_Disable_Params disable{CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
+    disable.pRangeProfilerObject = object;
+    cuptiRangeProfilerDisable(&disable);
+  }
+};
+
+}  // namespace
+
+KernelProfile profile_kernels(const std::function<void()>& work, const std::vector<std::string>& metrics,
+                              int max_kernels) {
+  KernelProfile profile;
+  auto not_profiled = [&](std::string why) {
+    profile.why_not = std::move(why);
+    return profile;
+  };
+  if (const auto why = gpu_unavailable_reason()) return not_profiled(*why);
+  if (metrics.empty()) return not_profiled("no metrics asked for");
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || cudaFree(nullptr) != cudaSuccess)  // (the context exists)
+    return not_profiled("no current device");
+  CUcontext context = current_context();
+  if (!context) return not_profiled("no current CUDA context");
+
+  CUpti_Profiler_Initialize_Params init{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
+  if (const auto r = cuptiProfilerInitialize(&init); r != CUPTI_SUCCESS)
+    return not_profiled(cupti_failure(r, "profiler initialisation"));
+  CUpti_Device_GetChipName_Params chip{CUpti_Device_GetChipName_Params_STRUCT_SIZE};
+  chip.deviceIndex = static_cast<size_t>(device);
+  if (const auto r = cuptiDeviceGetChipName(&chip); r != CUPTI_SUCCESS)
+    return not_profiled(cupti_failure(r, "chip name query"));
+
+  // Which counters this context may read (none, on a virtual GPU without profiling).
+  CUpti_Profiler_GetCounterAvailability_Params availability{CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
+  availability.ctx = context;
+  if (const auto r = cuptiProfilerGetCounterAvailability(&availability); r != CUPTI_SUCCESS)
+    return not_profiled(cupti_failure(r, "counter availability query"));
+  std::vector<std::uint8_t> available(availability.counterAvailabilityImageSize);
+  availability.pCounterAvailabilityImage = available.data();
+  if (const auto r = cuptiProfilerGetCounterAvailability(&availability); r != CUPTI_SUCCESS)
+    return not_profiled(cupti_failure(r, "counter availability query"));
+
+  std::vector<const char*> names;
+  for (const auto& m : metrics) names.push_back(m.c_str());
+  Host host;
+  CUpti_Profiler_Host_Initialize_Params host_init{CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
+  host_init.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+  host_init.pChipName = chip.pChipName;
+  host_init.pCounterAvailabilityImage = available.data();
+  if (const auto r = cuptiProfilerHostInitialize(&host_init); r != CUPTI_SUCCESS)
+    return not_profiled(cupti_failure(r, "profiler host initialisation"));
+  host.object = host_init.pHostObject;
+  CUpti_Profiler_Host_ConfigAddMetrics_Params add{CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
+  add.pHostObject = host.object;
+  add.ppMetricNames = names.data();
+  add.numMetrics = names.size();
+  if (const auto r = cuptiProfilerHostConfigAddMetrics(&add); r != CUPTI_SUCCESS)
+    return not_profiled(cupti_failure(r, "metric configuration (a metric this chip does not have?)"));
+  CUpti_Profiler_Host_GetConfigImageSize_Params config_size{CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
+  config_size.pHostObject = host.object;
+  if (const auto r = cuptiProfilerHostGetConfigImageSize(&config_size); r != CUPTI_SUCCESS)
+    return not_profiled(cupti_failure(r, "configuration size query"));
+  std::vector<std::uint8_t> config(config_size.configImageSize);
+  CUpti_Profiler_Host_GetConfigImage_Params config_image{CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
+  config_image.pHostObject = host.object;
+  config_image.configImageSize = config.size();
+  config_image.pConfigImage = config.data();
+  if (const auto r = cuptiProfilerHostGetConfigImage(&config_image); r != CUPTI_SUCCESS)
+    return not_profiled(cupti_failure(r, "configuration"));
+
+  Session session;
+  CUpti_RangeProfiler_Enable_Params enable{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
+  enable.ctx = context;
+  if (const auto r = cuptiRangeProfilerEnable(&enable); r != CUPTI_SUCCESS)
+    return not_profiled(cupti_failure(r, "range profiler enabling"));
+  session.object = enable.pRangeProfilerObject;
+
+  CUpti_RangeProfiler_GetCounterDataSize_Params data_size{CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
+  data_size.pRangeProfilerObject = session.object;
+  data_size.pMetricNames = names.data();
+  data_size.numMetrics = names.size();
+  data_size.maxNumOfRanges = static_cast<size_t>(max_kernels);
+  data_size.maxNumRangeTreeNodes = static_cast<uint32_t>(max_kernels);
+  if (const auto r = cuptiRangeProfilerGetCounterDataSize(&data_size); r != CUPTI_SUCCESS)
+    return not_profiled(cupti_failure(r, "counter data size query"));
+  std::vector<std::uint8_t> counters(data_size.counterDataSize);
+  CUpti_RangeProfiler_CounterDataImage_Initialize_Params data_init{
+      CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
+  data_init.pRangeProfilerObject = session.object;
+  data_init.counterDataSize = counters.size();
+  data_init.pCounterData = counters.data();
+  if (const auto r = cuptiRangeProfilerCounterDataImageInitialize(&data_init); r != CUPTI_SUCCESS)
+    return not_profiled(cupti_failure(r, "counter data initialisation"));
+
+  // One range per kernel launch (auto range), each kernel replayed by CUPTI for every pass.
+  CUpti_RangeProfiler_SetConfig_Params set{CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
+  set.pRangeProfilerObject = session.object;
+  set.configSize = config.size();
+  set.pConfig = config.data();
+  set.counterDataImageSize = counters.size();
+  set.pCounterDataImage = counters.data();
+  set.range = CUPTI_AutoRange;
+  set.replayMode = CUPTI_KernelReplay;
+  set.maxRangesPerPass = static_cast<size_t>(max_kernels);
+  set.numNestingLevels = 1;
+  set.minNestingLevel = 1;
+  set.passIndex = 0;
+  set.targetNestingLevel = 1;
+  if (const auto r = cuptiRangeProfilerSetConfig(&set); r != CUPTI_SUCCESS)
+    return not_profiled(cupti_failure(r, "range profiler configuration"));
+
+  CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
+  start.pRangeProfilerObject = session.object;
+  if (const auto r = cuptiRangeProfilerStart(&start); r != CUPTI_SUCCESS)
+    return not_profiled(cupti_failure(r, "range profiler start"));
+  work();
+  const cudaError_t synchronized = cudaDeviceSynchronize();
+  CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+  stop.pRangeProfilerObject = session.object;
+  const auto stopped = cuptiRangeProfilerStop(&stop);
+  if (synchronized != cudaSuccess)
+    return not_profiled(std::string("the profiled call failed: ") + cudaGetErrorName(synchronized));
+  if (stopped != CUPTI_SUCCESS) return not_profiled(cupti_failure(stopped, "range profiler stop"));
+  CUpti_RangeProfiler_DecodeData_Params decode{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
+  decode.pRangeProfilerObject = session.object;
+  if (const auto r = cuptiRangeProfilerDecodeData(&decode); r != CUPTI_SUCCESS)
+    return not_profiled(cupti_failure(r, "counter decoding"));
+
+  CUpti_RangeProfiler_GetCounterDataInfo_Params info{CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
+  info.pCounterDataImage = counters.data();
+  info.counterDataImageSize = counters.size();
+  if (const auto r = cuptiRangeProfilerGetCounterDataInfo(&info); r != CUPTI_SUCCESS)
+    return not_profiled(cupti_failure(r, "counter data query"));
+  for (size_t index = 0; index < info.numTotalRanges; ++index) {
+    KernelProfile::Range range;
+    CUpti_Profiler_Host_GetRangeName_Params name{CUpti_Profiler_Host_GetRangeName_Params_STRUCT_SIZE};
+    name.pCounterDataImage = counters.data();
+    name.counterDataImageSize = counters.size();
+    name.rangeIndex = index;
+    name.delimiter = "/";
+    // (Whether the caller owns the name's memory is not documented: a few bytes per range are
+    // left to the process rather than freed wrongly.)
+    if (cuptiProfilerHostGetRangeName(&name) == CUPTI_SUCCESS && name.pRangeName) range.name = name.pRangeName;
+    std::vector<double> values(names.size());
+    CUpti_Profiler_Host_EvaluateToGpuValues_Params evaluate{CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
+    evaluate.pHostObject = host.object;
+    evaluate.pCounterDataImage = counters.data();
+    evaluate.counterDataImageSize = counters.size();
+    evaluate.rangeIndex = index;
+    evaluate.ppMetricNames = names.data();
+    evaluate.numMetrics = names.size();
+    evaluate.pMetricValues = values.data();
+    if (const auto r = cuptiProfilerHostEvaluateToGpuValues(&evaluate); r != CUPTI_SUCCESS)
+      return not_profiled(cupti_failure(r, "metric evaluation"));
+    for (size_t m = 0; m < names.size(); ++m) range.values[metrics[m]] = values[m];
+    profile.ranges.push_back(std::move(range));
+  }
+  profile.profiled = true;
+  return profile;
+}
+
+}  // namespace course
