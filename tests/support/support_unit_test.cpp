@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <atomic>
@@ -951,6 +952,10 @@ TEST(KernelProfile, CountsTheDramBytesOfAKernelThatRan) {
     EXPECT_EQ(none.total("dram__bytes_write.sum"), 0.0);
     GTEST_SKIP() << none.why_not;
   }
+  // Until it has run on a GPU (issue 45), it runs only when asked: COURSE_KERNEL_PROFILE_TEST=1.
+  if (const char* asked = std::getenv("COURSE_KERNEL_PROFILE_TEST"); !asked || std::string(asked) != "1")
+    GTEST_SKIP() << "the range profiler (course/kernel_profile.h) has not been run on a GPU yet; "
+                    "COURSE_KERNEL_PROFILE_TEST=1 runs this test";
   const std::size_t count = std::size_t{1} << 26;  // 256 MiB
   course::DeviceBuffer<float> data(count, "data");
   course::Stream stream;
