@@ -32,6 +32,7 @@
 #include "course/fresh.h"
 #include "course/gpu.h"
 #include "course/gpu_turn.h"
+#include "course/diagnosis.h"
 #include "course/guards.h"
 #include "course/kernel_profile.h"
 #include "course/cuda_check.h"
@@ -938,6 +939,62 @@ TEST(Fatbin, SassCacheIsReadOnlyWhileNewerThanTheProgram) {
 
 // Counting what ran, on the GPU: the judge's own fill kernel stores each of its `count` floats
 // once (a 4-byte STG per element), so its stores executed exactly `count` times.
+// Diagnosis rules are data (course/diagnosis.h): read, evaluated on a profile's totals and the
+// test's inputs, the first rules that hold say their sentences.
+TEST(Diagnosis, RulesReadAndSaidInOrder) {
+  const auto exercises = course::parse_diagnosis_rules(
+      "# transpose\n"
+      "exercise transpose_tiled\n"
+      "metric wavefronts\n"
+      "metric loads\n"
+      "metric dram.sum\n"
+      "when wavefronts / loads >= 4\n"
+      "  say shared loads take {value} wavefronts each: pad the tile (TODO 1)\n"
+      "when dram.sum / minimum_bytes > 1.5\n"
+      "  say DRAM traffic {value} x the minimum\n"
+      "when (dram.sum - minimum_bytes) * 2 < 0\n"
+      "  say never\n"
+      "exercise other\n");
+  ASSERT_EQ(exercises.size(), 2u);
+  const auto& transpose = exercises.at("transpose_tiled");
+  ASSERT_EQ(transpose.metrics.size(), 3u);
+  ASSERT_EQ(transpose.rules.size(), 3u);
+  EXPECT_EQ(transpose.rules[0].expression, "wavefronts / loads");
+  EXPECT_EQ(transpose.rules[0].comparison, ">=");
+  EXPECT_EQ(transpose.rules[1].comparison, ">");
+  EXPECT_EQ(transpose.rules[2].comparison, "<");
+  EXPECT_DOUBLE_EQ(transpose.rules[1].threshold, 1.5);
+
+  course::KernelProfile profile;
+  profile.profiled = true;
+  profile.ranges = {{"k1", {{"wavefronts", 3000}, {"loads", 100}, {"dram.sum", 100}}},
+                    {"k2", {{"wavefronts", 200}, {"loads", 0}, {"dram.sum", 200}}}};
+  const auto said = course::diagnose(transpose, profile, {{"minimum_bytes", 150}});
+  ASSERT_EQ(said.size(), 2u);
+  EXPECT_EQ(said[0], "shared loads take 32 wavefronts each: pad the tile (TODO 1)");
+  EXPECT_EQ(said[1], "DRAM traffic 2 x the minimum");
+  EXPECT_EQ(course::diagnose(transpose, profile, {{"minimum_bytes", 150}}, 1).size(), 1u);
+  // Without the test's input, the second rule cannot be evaluated and says nothing.
+  EXPECT_EQ(course::diagnose(transpose, profile).size(), 1u);
+  profile.profiled = false;
+  EXPECT_TRUE(course::diagnose(transpose, profile, {{"minimum_bytes", 150}}).empty());
+}
+
+TEST(Diagnosis, ExpressionsAndMistakes) {
+  const std::map<std::string, double> v = {{"a.sum", 6}, {"b", 2}, {"zero", 0}};
+  EXPECT_EQ(course::evaluate_expression("a.sum / b + 1", v), 4.0);
+  EXPECT_EQ(course::evaluate_expression("a.sum / (b + 1)", v), 2.0);
+  EXPECT_EQ(course::evaluate_expression("-b * 2.5e1", v), -50.0);
+  EXPECT_EQ(course::evaluate_expression("a.sum / zero", v), std::nullopt);
+  EXPECT_EQ(course::evaluate_expression("unknown + 1", v), std::nullopt);
+  EXPECT_EQ(course::evaluate_expression("a.sum +", v), std::nullopt);
+  EXPECT_EQ(course::evaluate_expression("(a.sum", v), std::nullopt);
+  for (const char* wrong : {"metric x\n", "exercise e\nwhen x > 1\n", "exercise e\nsay hello\n",
+                            "exercise e\nwhen x 1\nsay s\n", "exercise e\nwhen x > one\nsay s\n",
+                            "exercise e\nfrobnicate\n", "exercise e\nmetric a b\n"})
+    EXPECT_THROW(course::parse_diagnosis_rules(wrong), std::invalid_argument) << wrong;
+}
+
 // The range profiler's figures for a kernel that writes a known number of bytes, well past the L2
 // cache: DRAM writes near them, one range for the one kernel. Without a GPU (or where the driver
 // keeps the counters to administrators) nothing is profiled, and the reason is given.

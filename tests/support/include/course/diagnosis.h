@@ -1,0 +1,55 @@
+/// @file diagnosis.h
+/// @brief Turning an exercise's hardware counters (kernel_profile.h) into one or two sentences
+/// that name a cause and the TODO that fixes it (issue 45). The rules are data, one file per
+/// chapter beside its tests, in this form:
+///
+///     # a comment
+///     exercise transpose_tiled
+///     metric l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum
+///     metric smsp__inst_executed_op_shared_ld.sum
+///     when l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum / smsp__inst_executed_op_shared_ld.sum >= 4
+///       say shared-memory loads take {value} wavefronts each (32-way bank conflicts take 32): pad the tile (TODO 1)
+///
+/// An exercise lists the metrics its profile reads, then its rules in order: `when EXPRESSION
+/// OP NUMBER` (OP one of < <= > >=) and, on the next line, `say` and the sentence, in which
+/// {value} stands for the expression's value (three significant digits). An expression is made of
+/// metric names, names the test supplies (such as minimum_bytes, what the exercise must move at
+/// least), numbers, + - * / and parentheses. A rule whose expression cannot be evaluated (a
+/// metric not profiled, a division by zero) says nothing. The first `limit` rules that hold are
+/// the diagnosis.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "course/kernel_profile.h"
+
+namespace course {
+
+struct DiagnosisRule {
+  std::string expression;
+  std::string comparison;  // <, <=, >, >=
+  double threshold = 0;
+  std::string sentence;
+};
+
+struct ExerciseDiagnosis {
+  std::vector<std::string> metrics;
+  std::vector<DiagnosisRule> rules;
+};
+
+/// The exercises of a rules file; throws std::invalid_argument naming the line of a mistake.
+std::map<std::string, ExerciseDiagnosis> parse_diagnosis_rules(const std::string& text);
+
+/// An expression's value with `values` for its names; nullopt when a name is unknown, the
+/// expression is malformed, or it divides by zero.
+std::optional<double> evaluate_expression(const std::string& expression, const std::map<std::string, double>& values);
+
+/// The sentences of the first `limit` rules that hold for a profile's totals (KernelProfile::total
+/// of each metric) and the test's `inputs`; none when nothing was profiled.
+std::vector<std::string> diagnose(const ExerciseDiagnosis& exercise, const KernelProfile& profile,
+                                  const std::map<std::string, double>& inputs = {}, int limit = 2);
+
+}  // namespace course

@@ -1,0 +1,206 @@
+#include "course/diagnosis.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+#include <stdexcept>
+
+namespace course {
+
+namespace {
+
+std::string trimmed(const std::string& text) {
+  const auto first = text.find_first_not_of(" \t\r");
+  if (first == std::string::npos) return "";
+  return text.substr(first, text.find_last_not_of(" \t\r") - first + 1);
+}
+
+// A recursive-descent reader of + - * / ( ) over numbers and names (letters, digits, _ and .).
+class Reader {
+ public:
+  Reader(const std::string& text, const std::map<std::string, double>& values) : text_(text), values_(values) {}
+
+  std::optional<double> read() {
+    auto value = sum();
+    skip_spaces();
+    if (!value || at_ != text_.size()) return std::nullopt;
+    return value;
+  }
+
+ private:
+  void skip_spaces() {
+    while (at_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[at_]))) ++at_;
+  }
+  bool take(char c) {
+    skip_spaces();
+    if (at_ < text_.size() && text_[at_] == c) {
+      ++at_;
+      return true;
+    }
+    return false;
+  }
+  std::optional<double> sum() {
+    auto value = product();
+    while (value) {
+      if (take('+')) {
+        const auto right = product();
+        value = right ? std::optional<double>(*value + *right) : std::nullopt;
+      } else if (take('-')) {
+        const auto right = product();
+        value = right ? std::optional<double>(*value - *right) : std::nullopt;
+      } else {
+        break;
+      }
+    }
+    return value;
+  }
+  std::optional<double> product() {
+    auto value = factor();
+    while (value) {
+      if (take('*')) {
+        const auto right = factor();
+        value = right ? std::optional<double>(*value * *right) : std::nullopt;
+      } else if (take('/')) {
+        const auto right = factor();
+        if (!right || *right == 0) return std::nullopt;
+        value = *value / *right;
+      } else {
+        break;
+      }
+    }
+    return value;
+  }
+  std::optional<double> factor() {
+    skip_spaces();
+    if (take('(')) {
+      const auto value = sum();
+      return take(')') ? value : std::nullopt;
+    }
+    if (take('-')) {
+      const auto value = factor();
+      return value ? std::optional<double>(-*value) : std::nullopt;
+    }
+    const std::size_t start = at_;
+    if (at_ < text_.size() && (std::isdigit(static_cast<unsigned char>(text_[at_])) || text_[at_] == '.')) {
+      while (at_ < text_.size() && (std::isdigit(static_cast<unsigned char>(text_[at_])) || text_[at_] == '.' ||
+                                    text_[at_] == 'e' ||
+                                    ((text_[at_] == '-' || text_[at_] == '+') && text_[at_ - 1] == 'e')))
+        ++at_;
+      try {
+        return std::stod(text_.substr(start, at_ - start));
+      } catch (const std::exception&) {
+        return std::nullopt;
+      }
+    }
+    while (at_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[at_])) || text_[at_] == '_' ||
+                                  text_[at_] == '.'))
+      ++at_;
+    if (at_ == start) return std::nullopt;
+    const auto found = values_.find(text_.substr(start, at_ - start));
+    if (found == values_.end()) return std::nullopt;
+    return found->second;
+  }
+
+  const std::string& text_;
+  const std::map<std::string, double>& values_;
+  std::size_t at_ = 0;
+};
+
+bool holds(double value, const std::string& comparison, double threshold) {
+  if (comparison == "<") return value < threshold;
+  if (comparison == "<=") return value <= threshold;
+  if (comparison == ">") return value > threshold;
+  return value >= threshold;
+}
+
+std::string with_value(std::string sentence, double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", value);
+  for (std::size_t at; (at = sentence.find("{value}")) != std::string::npos;) sentence.replace(at, 7, text);
+  return sentence;
+}
+
+}  // namespace
+
+std::optional<double> evaluate_expression(const std::string& expression, const std::map<std::string, double>& values) {
+  const auto value = Reader(expression, values).read();
+  if (value && !std::isfinite(*value)) return std::nullopt;
+  return value;
+}
+
+std::map<std::string, ExerciseDiagnosis> parse_diagnosis_rules(const std::string& text) {
+  std::map<std::string, ExerciseDiagnosis> exercises;
+  ExerciseDiagnosis* current = nullptr;
+  DiagnosisRule* pending = nullptr;  // a `when` waiting for its `say`
+  std::istringstream lines(text);
+  std::string line;
+  int number = 0;
+  auto mistake = [&](const std::string& what) {
+    throw std::invalid_argument("diagnosis rules, line " + std::to_string(number) + ": " + what);
+  };
+  while (std::getline(lines, line)) {
+    ++number;
+    line = trimmed(line);
+    if (line.empty() || line[0] == '#') continue;
+    const auto space = line.find(' ');
+    const std::string word = line.substr(0, space);
+    const std::string rest = space == std::string::npos ? "" : trimmed(line.substr(space + 1));
+    if (word == "exercise") {
+      if (pending) mistake("a `when` without its `say`");
+      if (rest.empty()) mistake("an exercise without a name");
+      current = &exercises[rest];
+      continue;
+    }
+    if (!current) mistake("`" + word + "` before any `exercise`");
+    if (word == "metric") {
+      if (rest.empty() || rest.find(' ') != std::string::npos) mistake("`metric` takes one metric name");
+      current->metrics.push_back(rest);
+    } else if (word == "when") {
+      if (pending) mistake("a `when` without its `say`");
+      DiagnosisRule rule;
+      // Expressions hold no < or >: the comparison is the last of them (with an = after it).
+      const std::size_t at = rest.find_last_of("<>");
+      const std::size_t width = at != std::string::npos && at + 1 < rest.size() && rest[at + 1] == '=' ? 2 : 1;
+      if (at == std::string::npos) mistake("`when` needs a comparison (< <= > >=) and a number");
+      rule.expression = trimmed(rest.substr(0, at));
+      rule.comparison = rest.substr(at, width);
+      try {
+        std::size_t used = 0;
+        const std::string number_text = trimmed(rest.substr(at + width));
+        rule.threshold = std::stod(number_text, &used);
+        if (used != number_text.size()) mistake("`when` ends with a number");
+      } catch (const std::logic_error&) {
+        mistake("`when` ends with a number");
+      }
+      if (rule.expression.empty()) mistake("`when` without an expression");
+      current->rules.push_back(rule);
+      pending = &current->rules.back();
+    } else if (word == "say") {
+      if (!pending) mistake("`say` without a `when`");
+      if (rest.empty()) mistake("`say` without a sentence");
+      pending->sentence = rest;
+      pending = nullptr;
+    } else {
+      mistake("unknown word `" + word + "` (exercise, metric, when, say)");
+    }
+  }
+  if (pending) mistake("a `when` without its `say` at the end");
+  return exercises;
+}
+
+std::vector<std::string> diagnose(const ExerciseDiagnosis& exercise, const KernelProfile& profile,
+                                  const std::map<std::string, double>& inputs, int limit) {
+  std::vector<std::string> said;
+  if (!profile.profiled) return said;
+  std::map<std::string, double> values = inputs;
+  for (const auto& metric : exercise.metrics) values[metric] = profile.total(metric);
+  for (const auto& rule : exercise.rules) {
+    if (static_cast<int>(said.size()) >= limit) break;
+    const auto value = evaluate_expression(rule.expression, values);
+    if (value && holds(*value, rule.comparison, rule.threshold)) said.push_back(with_value(rule.sentence, *value));
+  }
+  return said;
+}
+
+}  // namespace course
