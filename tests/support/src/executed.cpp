@@ -18,6 +18,7 @@
 
 #include "course/activity.h"
 #include "course/fatbin.h"
+#include "current_context.h"
 
 namespace course {
 
@@ -124,19 +125,6 @@ CounterState& counting() {
   return state;
 }
 
-// The current context, through the runtime's driver entry points (the tests do not link the
-// driver library, so that they start on machines without a GPU).
-CUcontext current_context() {
-  using GetCurrent = CUresult (*)(CUcontext*);
-  void* function = nullptr;
-  cudaDriverEntryPointQueryResult status{};
-  if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &function, 12000, cudaEnableDefault, &status) != cudaSuccess ||
-      function == nullptr)
-    return nullptr;
-  CUcontext context = nullptr;
-  reinterpret_cast<GetCurrent>(function)(&context);
-  return context;
-}
 
 bool metric_id(const std::string& chip, const char* name, std::uint64_t* id) {
   CUpti_SassMetrics_GetProperties_Params properties{CUpti_SassMetrics_GetProperties_Params_STRUCT_SIZE};
@@ -194,7 +182,7 @@ bool start_counting_once(std::string* why_not) {
     }
     state.configured = true;
   }
-  state.context = current_context();
+  state.context = detail::current_context();
   CUpti_SassMetricsEnable_Params enable{CUpti_SassMetricsEnable_Params_STRUCT_SIZE};
   enable.ctx = state.context;
   enable.enableLazyPatching = 1;  // only the kernels that are launched get patched

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "course/gpu.h"
+#include "current_context.h"
 
 namespace course {
 
@@ -45,19 +46,6 @@ std::string cupti_failure(CUptiResult result, const char* what) {
   return std::string("CUPTI's ") + what + " failed: " + (text ? text : "unknown error");
 }
 
-// The current context, through the runtime's driver entry points (the tests do not link the
-// driver library, so that they start on machines without a GPU).
-CUcontext current_context() {
-  using GetCurrent = CUresult (*)(CUcontext*);
-  void* function = nullptr;
-  cudaDriverEntryPointQueryResult status{};
-  if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &function, 12000, cudaEnableDefault, &status) != cudaSuccess ||
-      function == nullptr)
-    return nullptr;
-  CUcontext context = nullptr;
-  reinterpret_cast<GetCurrent>(function)(&context);
-  return context;
-}
 
 // The host side of the profiler (it turns the counters into metric values), ended on every path.
 struct Host {
@@ -95,7 +83,7 @@ KernelProfile profile_kernels(const std::function<void()>& work, const std::vect
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess || cudaFree(nullptr) != cudaSuccess)  // (the context exists)
     return not_profiled("no current device");
-  CUcontext context = current_context();
+  CUcontext context = detail::current_context();
   if (!context) return not_profiled("no current CUDA context");
 
   CUpti_Profiler_Initialize_Params init{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
