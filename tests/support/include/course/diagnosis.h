@@ -28,16 +28,18 @@
 
 namespace course {
 
+/// One `when` / `say` pair of a rules file.
 struct DiagnosisRule {
-  std::string expression;
-  std::string comparison;  // <, <=, >, >=
-  double threshold = 0;
-  std::string sentence;
+  std::string expression;  ///< what is compared, e.g. "wavefronts / loads"
+  std::string comparison;  ///< <, <=, > or >=
+  double threshold = 0;    ///< the number it is compared with
+  std::string sentence;    ///< what is said when it holds ({value}: the expression's value)
 };
 
+/// An exercise's part of a rules file.
 struct ExerciseDiagnosis {
-  std::vector<std::string> metrics;
-  std::vector<DiagnosisRule> rules;
+  std::vector<std::string> metrics;  ///< the metrics its profile reads
+  std::vector<DiagnosisRule> rules;  ///< its rules, in the order they are tried
 };
 
 /// The exercises of a rules file; throws std::invalid_argument naming the line of a mistake.

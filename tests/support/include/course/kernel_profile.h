@@ -20,16 +20,16 @@
 
 namespace course {
 
+/// The counters of one profiled call (profile_kernels).
 struct KernelProfile {
-  bool profiled = false;
-  std::string why_not;  // why nothing was profiled
-  /// One per kernel launch, in launch order: its name (as CUPTI names the range) and the value
-  /// of each metric asked for.
+  bool profiled = false;  ///< whether the counters were read
+  std::string why_not;    ///< why nothing was profiled
+  /// One kernel launch's figures.
   struct Range {
-    std::string name;
-    std::map<std::string, double> values;
+    std::string name;                      ///< the range's name, as CUPTI gives it
+    std::map<std::string, double> values;  ///< the value of each metric asked for
   };
-  std::vector<Range> ranges;
+  std::vector<Range> ranges;  ///< one per kernel launch, in launch order
 
   /// A metric's values summed over the ranges (0 when not profiled or not asked for). For
   /// `.sum` metrics this is the whole call's figure; `.avg` and `.pct` ones are per kernel.
