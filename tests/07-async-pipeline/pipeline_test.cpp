@@ -407,10 +407,13 @@ TEST(MirrorTilesPipelinedTechnique, KernelCopiesAsynchronouslyIntoSharedMemory) 
 // have carried every whole tile of the `n` floats, so a copy in a branch that never runs, or a
 // plain load taken at some sizes, does not count.
 size_t whole_tiles(size_t n) { return n / kPipelineTileFloats; }
+long long whole_tile_bytes(size_t n) { return static_cast<long long>(whole_tiles(n) * kPipelineTileFloats * sizeof(float)); }
+// The plain loads allowed: the partial last tile, read twice by mirror_tile_part.
+long long partial_tile_reads(size_t n) { return 2 * (static_cast<long long>(n * sizeof(float)) - whole_tile_bytes(n)); }
 
 ::testing::AssertionResult pipelined_rules(const course::Activity& ran, size_t n) {
   const char* what = "mirror_tiles_pipelined";
-  const long long tile_bytes = static_cast<long long>(whole_tiles(n) * kPipelineTileFloats * sizeof(float));
+  const long long tile_bytes = whole_tile_bytes(n);
   return course::all_rules(
       {course::own_kernels_on_given_stream(ran, what),
        course::kernels_use_shared_memory(ran, what, 2 * kPipelineTileFloats * sizeof(float),
@@ -421,9 +424,12 @@ size_t whole_tiles(size_t n) { return n / kPipelineTileFloats; }
                return course::kernels_that_ran_have(ran, what, opcode, minimum, kAsynchronousCopies);
              }),
        // Counted: the asynchronous copies of every kind carried every whole tile (a bulk copy
-       // counts for its kernel's whole shared memory at most: its size sits in a register).
+       // counts for its kernel's whole shared memory at most: its size sits in a register, and
+       // the bulk copies for no more than what plain loads did not read, beyond the partial last
+       // tile, which mirror_tile_part may read twice from global memory).
        course::stored_into_shared_at_least(ran, what, tile_bytes,
-                                           "the " + std::to_string(whole_tiles(n)) + " whole tiles", true)});
+                                           "the " + std::to_string(whole_tiles(n)) + " whole tiles", true,
+                                           partial_tile_reads(n))});
 }
 ::testing::AssertionResult bulk_rules(const course::Activity& ran, size_t n) {
   const char* what = "mirror_tiles_bulk";
@@ -435,7 +441,11 @@ size_t whole_tiles(size_t n) { return n / kPipelineTileFloats; }
                                            "the bulk asynchronous copy that cuda::device::memcpy_async_tx issues"),
        course::executed_at_least(ran, what, {"UBLKCP"}, course::Executions::warp_instructions,
                                  static_cast<long long>(whole_tiles(n)), "its bulk copies (UBLKCP)",
-                                 "the " + std::to_string(whole_tiles(n)) + " whole tiles, one copy each,")});
+                                 "the " + std::to_string(whole_tiles(n)) + " whole tiles, one copy each,"),
+       // and those copies carried the tiles, not a few bytes beside plain loads of them.
+       course::stored_into_shared_at_least(ran, what, whole_tile_bytes(n),
+                                           "the " + std::to_string(whole_tiles(n)) + " whole tiles", true,
+                                           partial_tile_reads(n))});
 }
 
 // A call of `launch` at size n, recorded (and its instructions counted when `counting` says so),

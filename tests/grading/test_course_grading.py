@@ -13,6 +13,7 @@ import io
 import json
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 import tempfile
@@ -501,50 +502,64 @@ class GpuMemoryWatch(unittest.TestCase):
         self.assertIsNone(M.parse_sample_line("No running processes found"))
 
     def test_peak_of_its_own_programs_and_a_stop_over_the_budget(self):
-        mine, other = os.getpid(), 1  # this process's command line names this file; pid 1's does not
-        killed = []
-        watch = M.GpuMemoryWatch(pathlib.Path(__file__).name, budget_mib=1000, kill=lambda pid, sig: killed.append(pid))
-        for line in (f"{mine}, 600", f"{other}, 70000", f"{mine}, 900", f"{mine}, 800"):
-            watch.see(line)
-        self.assertEqual((watch.peak_mib, killed, watch.stopped), (900, [], []))
-        watch.see(f"{mine}, 70000")
-        watch.see(f"{mine}, 71000")  # (stopped once)
-        self.assertEqual(killed, [mine])
-        self.assertEqual([(pid, mib) for pid, mib, _ in watch.stopped], [(mine, 70000)])
-        self.assertEqual(watch.peak_mib, 71000)
-        self.assertEqual(len(watch.notes()), 1)
-        self.assertIn("Stopped 1 test program for holding 68.4 GiB of GPU memory, over the class's budget of 1.0 GiB",
-                      watch.notes()[0])
-        without_budget = M.GpuMemoryWatch(pathlib.Path(__file__).name, kill=lambda pid, sig: killed.append(pid))
-        without_budget.see(f"{mine}, 70000")
-        self.assertEqual((without_budget.peak_mib, without_budget.stopped, len(killed)), (70000, [], 1))
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])  # this grader's program
+        try:
+            mine, other = child.pid, 1  # pid 1 does not descend from this process
+            killed = []
+            watch = M.GpuMemoryWatch(budget_mib=1000, kill=lambda pid, sig: killed.append(pid))
+            for line in (f"{mine}, 600", f"{other}, 70000", f"{mine}, 900", f"{mine}, 800", f"{os.getpid()}, 90000"):
+                watch.see(line)
+            self.assertEqual((watch.peak_mib, killed, watch.stopped), (900, [], []))
+            watch.see(f"{mine}, 70000")
+            watch.see(f"{mine}, 71000")  # (stopped once)
+            self.assertEqual(killed, [mine])
+            self.assertEqual([(pid, mib) for pid, mib, _ in watch.stopped], [(mine, 70000)])
+            self.assertEqual(watch.peak_mib, 71000)
+            self.assertEqual(len(watch.notes()), 1)
+            self.assertIn("Stopped 1 test program for holding 68.4 GiB of GPU memory, over the class's budget of 1.0 GiB",
+                          watch.notes()[0])
+            without_budget = M.GpuMemoryWatch(kill=lambda pid, sig: killed.append(pid))
+            without_budget.see(f"{mine}, 70000")
+            self.assertEqual((without_budget.peak_mib, without_budget.stopped, len(killed)), (70000, [], 1))
+        finally:
+            child.kill()
+            child.wait()
 
-    def test_a_folder_is_not_a_prefix_of_another(self):
+    def test_programs_are_known_by_their_parents_not_their_command_lines(self):
+        """A program of another grading that names this one's folder in its command line (argv can
+        be rewritten) is not this grading's; a grandchild is, whatever it calls itself."""
         with tempfile.TemporaryDirectory() as folder:
-            worker_1, worker_10 = pathlib.Path(folder) / "worker-1", pathlib.Path(folder) / "worker-10"
-            program = worker_10 / "course" / "build" / "tests"
-            program.mkdir(parents=True)
-            (program / "t.py").write_text("import time; time.sleep(30)\n")
-            child = subprocess.Popen([sys.executable, str(program / "t.py")])
+            tree = pathlib.Path(folder) / "worker-1" / "course" / "build" / "tests"
+            tree.mkdir(parents=True)
+            (tree / "t.py").write_text("import time; time.sleep(30)\n")
+            neighbour = subprocess.Popen([sys.executable, str(tree / "t.py")])
+            # A grader (the middle process) whose program (its child) is called "x".
+            grader = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time; "
+                                       "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)', 'x']); "
+                                       "print(p.pid, flush=True); time.sleep(30)"], stdout=subprocess.PIPE, text=True)
             try:
-                time.sleep(0.2)
+                program = int(grader.stdout.readline())
                 killed = []
-                theirs = M.GpuMemoryWatch(worker_1, budget_mib=1, kill=lambda pid, sig: killed.append(pid))
-                theirs.see(f"{child.pid}, 5000")
-                self.assertEqual((theirs.peak_mib, killed), (0, []))
-                own = M.GpuMemoryWatch(worker_10, budget_mib=1, kill=lambda pid, sig: killed.append(pid))
-                own.see(f"{child.pid}, 5000")
-                self.assertEqual((own.peak_mib, killed), (5000, [child.pid]))
+                watch = M.GpuMemoryWatch(budget_mib=1, root_pid=grader.pid, kill=lambda pid, sig: killed.append(pid))
+                watch.see(f"{neighbour.pid}, 5000")
+                self.assertEqual((watch.peak_mib, killed), (0, []))
+                watch.see(f"{program}, 5000")
+                self.assertEqual((watch.peak_mib, killed), (5000, [program]))
+                self.assertFalse(M.descends_from(grader.pid, grader.pid))
+                self.assertFalse(M.descends_from(999999999, grader.pid))  # gone
             finally:
-                child.kill()
-                child.wait()
+                for p in (neighbour, grader):
+                    p.kill()
+                    p.wait()
+                with contextlib.suppress(ProcessLookupError, NameError):
+                    os.kill(program, signal.SIGKILL)
 
     def test_it_reads_a_sampler_until_the_end(self):
         sampler = [sys.executable, "-c", f"print('{os.getpid()}, 300'); print('{os.getpid()}, 200')"]
-        with M.GpuMemoryWatch(pathlib.Path(__file__).name, sampler=sampler) as watch:
+        with M.GpuMemoryWatch(sampler=sampler, root_pid=os.getppid()) as watch:  # this process descends from its parent
             time.sleep(0.5)
         self.assertEqual(watch.peak_mib, 300)
-        with M.GpuMemoryWatch("x", sampler=["/nonexistent/nvidia-smi"]) as missing:
+        with M.GpuMemoryWatch(sampler=["/nonexistent/nvidia-smi"]) as missing:
             pass
         self.assertFalse(missing.available)
 

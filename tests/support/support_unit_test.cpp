@@ -903,6 +903,25 @@ TEST(ExecutedInstructions, BulkCopiesCountForTheirKernelsSharedMemory) {
   ran.executed.instructions.pop_back();
   ran.executed.instructions.push_back({"tile_kernel", 0x30, "UTMALDG.2D [UR8], [UR4]", 1, 1});
   EXPECT_TRUE(course::stored_into_shared_at_least(ran, "t", 101 * 16384, "all"));  // TMA's tensor copies too
+  // A tiny bulk copy per block beside plain loads of the data: the bulk copies count only for
+  // what the plain loads did not read (here nothing), beyond what the exercise allows them.
+  ran.executed.instructions.push_back({"tile_kernel", 0x40, "LDG.E.128 R4, desc[UR4][R2.64]", 32 * 101, 1024 * 101});
+  const auto plain = course::stored_into_shared_at_least(ran, "t", 101 * 16384, "all", true);
+  EXPECT_FALSE(plain);
+  EXPECT_NE(std::string(plain.message()).find("101 bulk copies (UBLKCP, UTMALDG) at most 0 "), std::string::npos)
+      << plain.message();
+  EXPECT_NE(std::string(plain.message()).find("LDG, LD, ATOMG and ATOM read 1654784 bytes"), std::string::npos)
+      << plain.message();
+  // Half the data loaded plainly: half the bulk credit; those loads allowed: all of it.
+  ran.executed.instructions.back().threads = 512 * 101;
+  const auto half = course::stored_into_shared_at_least(ran, "t", 101 * 16384, "all", true);
+  EXPECT_FALSE(half);
+  EXPECT_NE(std::string(half.message()).find("101 bulk copies (UBLKCP, UTMALDG) at most 827392 "), std::string::npos)
+      << half.message();
+  EXPECT_TRUE(course::stored_into_shared_at_least(ran, "t", 101 * 16384, "all", true, 101 * 8192));
+  // Loaded plainly and then stored into the tile: the stores count instead.
+  ran.executed.instructions.push_back({"tile_kernel", 0x50, "STS.128 [R2], R4", 16 * 101, 512 * 101});
+  EXPECT_TRUE(course::stored_into_shared_at_least(ran, "t", 101 * 16384, "all"));
   ran.executed.counted = false;
   EXPECT_TRUE(course::stored_into_shared_at_least(ran, "t", 1LL << 40, "all"));  // nothing counted: not judged here
 }

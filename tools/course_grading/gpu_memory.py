@@ -2,7 +2,8 @@
 
 While a grading's tests run, GpuMemoryWatch reads the driver's list of processes on the GPUs
 (`nvidia-smi --query-compute-apps`, twice a second) and keeps, for the programs of this grading
-(those whose command line names its folder), the most memory one of them held. With a budget (a
+(the descendants of the grader's own process, which runs one grading: a test program can
+rewrite its command line, not its parent), the most memory one of them held. With a budget (a
 class on a shared GPU: tools/grade-class), a program over it is stopped (SIGKILL) then and there:
 the memory it took is given back to the other gradings on that GPU within a sample, its test
 fails as a crash, and the grading's report names the stop. The watch runs in the grader, which
@@ -35,15 +36,37 @@ def command_line(pid):
         return ""
 
 
+def parent_of(pid):
+    """A process's parent's pid (None when it is gone or unreadable). The command's name in
+    /proc/PID/stat is in parentheses and may hold anything, ")" too: the fields after the last
+    ")" are the kernel's."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return int(fields[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def descends_from(pid, root):
+    """Whether `root` is among pid's ancestors (a process is not its own descendant)."""
+    seen = set()
+    while pid and pid not in seen and pid != 1:
+        seen.add(pid)
+        pid = parent_of(pid)
+        if pid == root:
+            return True
+    return False
+
+
 class GpuMemoryWatch:
-    """A context manager: while inside, samples the GPU memory of the programs whose command line
-    contains `marker` (a grading's folder, a path: the programs under it; or a plain string). peak_mib: the most one held; stopped: [(pid, MiB,
+    """A context manager: while inside, samples the GPU memory of the programs that descend from
+    `root_pid` (default: this process, a grader that runs one grading). peak_mib: the most one held; stopped: [(pid, MiB,
     program)] of those stopped for holding more than budget_mib (None: no budget). `sampler` (for
     the tests): a command that prints sample lines, instead of nvidia-smi."""
 
-    def __init__(self, marker, budget_mib=None, interval_ms=500, sampler=None, kill=os.kill):
-        # A folder's name with its slash: worker-1's programs are not worker-10's.
-        self.marker = str(marker) if not isinstance(marker, os.PathLike) else str(marker).rstrip("/") + "/"
+    def __init__(self, budget_mib=None, interval_ms=500, sampler=None, kill=os.kill, root_pid=None):
+        self.root_pid = root_pid if root_pid is not None else os.getpid()
         self.budget_mib = budget_mib
         self.sampler = sampler or ["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits",
                                    f"-lms={interval_ms}"]
@@ -53,13 +76,13 @@ class GpuMemoryWatch:
         self.available = True
         self._process = None
         self._thread = None
-        self._programs = {}  # pid -> command line (or "" when not this grading's)
 
     def _program(self, pid):
-        if pid not in self._programs:
-            line = command_line(pid)
-            self._programs[pid] = line if self.marker in line else ""
-        return self._programs[pid]
+        """The program's command line if it is this grading's, else "". Asked again at every
+        sample (no cache): a pid that ends can be given to a classmate's program."""
+        if not descends_from(pid, self.root_pid):
+            return ""
+        return command_line(pid) or f"pid {pid}"
 
     def see(self, line):
         """Takes one sample line into account (and stops its program if it is over the budget)."""

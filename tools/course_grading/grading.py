@@ -425,7 +425,7 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
     """_test (below), with the GPU memory of this grading's programs watched from here (ws.gpu_memory,
     gpu_memory.GpuMemoryWatch): the most one held, and, with a budget (a class on a shared GPU),
     each program over it stopped."""
-    with M.GpuMemoryWatch(ws.root, gpu_memory_budget_mib) as watch:
+    with M.GpuMemoryWatch(gpu_memory_budget_mib) as watch:  # this grader's programs (it runs one grading)
         outcome = _test(ws, chapters, env, gpu, all_gpus, lock_dir, jobs, batches, batch_rounds, fail_fast)
     ws.gpu_memory = watch
     return outcome

@@ -10,6 +10,10 @@
 namespace course {
 
 namespace {
+// The ways a kernel reads global memory into its registers (generic loads and atomics that
+// return a value included): what stored_into_shared_at_least takes as not copied by bulk copies.
+constexpr const char* kPlainGlobalLoads[] = {"LDG", "LD", "ATOMG", "ATOM"};
+
 ::testing::AssertionResult broken(const std::string& what, const std::string& rule, const Activity& activity) {
   return ::testing::AssertionFailure() << what << " " << rule << "\nWhat it enqueued: " << activity.summary();
 }
@@ -114,30 +118,42 @@ long long threads_launched(const Activity& activity) {
 
 ::testing::AssertionResult stored_into_shared_at_least(const Activity& activity, const std::string& what,
                                                        long long at_least, const std::string& needed,
-                                                       bool asynchronous_only) {
+                                                       bool asynchronous_only, long long plain_loads_allowed) {
   const auto& executed = activity.executed;
   if (!executed.counted) return ::testing::AssertionSuccess();
   const long long stored = (asynchronous_only ? 0 : executed.bytes("STS")) + executed.bytes("LDGSTS");
-  // A bulk copy's size is a register's value: each counts for its kernel's whole shared memory.
-  long long bulk = 0, bulk_bytes = 0;
+  // A bulk copy's size is a register's value: each counts for its kernel's whole shared memory
+  // at most, and all of them together for no more than what the kernels did not read with plain
+  // loads (a tiny bulk copy beside plain loads of the data is not a tile filled by copies).
+  long long bulk = 0, bulk_most = 0;
   std::map<std::string, long long> shared_of;  // the most shared memory a launch of each kernel had
   for (const auto& k : activity.kernels) shared_of[k.name] = std::max<long long>(shared_of[k.name], k.shared_bytes());
   for (const auto& [kernel, shared] : shared_of) {
     const long long copies = executed.threads("UBLKCP", kernel) + executed.threads("UTMALDG", kernel);
     bulk += copies;
-    bulk_bytes += copies * shared;
+    bulk_most += copies * shared;
   }
+  long long plain_loads = 0;
+  for (const char* load : kPlainGlobalLoads) plain_loads += executed.bytes(load);
+  const long long not_read_plainly = std::max(0LL, at_least - std::max(0LL, plain_loads - plain_loads_allowed));
+  const long long bulk_bytes = std::min(bulk_most, not_read_plainly);
   if (stored + bulk_bytes >= at_least) return ::testing::AssertionSuccess();
   std::ostringstream rule;
   rule << "ran, but its " << (asynchronous_only ? "asynchronous copies into shared memory (LDGSTS)" : "stores into shared memory (STS, LDGSTS)")
        << " moved " << stored << " bytes";
-  if (bulk > 0) rule << " and its " << bulk << " bulk copies (UBLKCP, UTMALDG) at most " << bulk_bytes;
+  if (bulk > 0)
+    rule << " and its " << bulk << " bulk copies (UBLKCP, UTMALDG) at most " << bulk_bytes << " (a bulk copy's "
+         << "size is a register's value: it counts for its kernel's shared memory at most, " << bulk_most
+         << " for these, and the bulk copies for no more than what was not read with plain loads: LDG, LD, ATOMG "
+         << "and ATOM read " << plain_loads << " bytes"
+         << (plain_loads_allowed > 0 ? ", of which " + std::to_string(plain_loads_allowed) + " are allowed" : "")
+         << ")";
   rule << " while it ran, where " << needed << " need at least " << at_least << ": every element goes through the "
        << (asynchronous_only ? "shared memory by asynchronous copies (cuda::memcpy_async, or bulk copies)"
                              : "shared tile (stores, asynchronous copies, or bulk copies)")
        << "; instructions that are in the machine code but do not run (a branch never taken, a path for other sizes) "
        << "do not do the exercise.\n"
-       << executed.summary({"STS", "LDGSTS", "UBLKCP", "UTMALDG"});
+       << executed.summary({"STS", "LDGSTS", "UBLKCP", "UTMALDG", "LDG", "LD"});
   return broken(what, rule.str(), activity);
 }
 

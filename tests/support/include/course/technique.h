@@ -67,9 +67,15 @@ enum class Executions { thread_bytes, warp_instructions };
 /// what the amount is ("the 12000000 bytes of the matrix"). Passes when the recording could not
 /// count (as executed_at_least). With `asynchronous_only`, stores (STS) do not count: only the
 /// asynchronous copies of every kind (LDGSTS, UBLKCP, UTMALDG).
+/// The bulk copies together count for no more than `at_least` less what the kernels read from
+/// global memory with plain loads (LDG, LD, ATOMG, ATOM) beyond `plain_loads_allowed` (the bytes
+/// the exercise may read so, e.g. a partial tile that is never copied): a tiny bulk copy beside
+/// plain loads of the data does not pass for a tile filled by copies, while data loaded plainly
+/// and then stored into the tile (STS) still counts through its stores.
 ::testing::AssertionResult stored_into_shared_at_least(const Activity& activity, const std::string& what,
                                                        long long at_least, const std::string& needed,
-                                                       bool asynchronous_only = false);
+                                                       bool asynchronous_only = false,
+                                                       long long plain_loads_allowed = 0);
 
 /// The SASS architecture a CPU-side check reads: the current GPU's when there is one, it is >=
 /// `minimum` and the binary has SASS for it, else the newest the binary has that is >= `minimum`
