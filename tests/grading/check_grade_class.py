@@ -88,6 +88,26 @@ def grade_class(class_dir, outdir, options, slurm=False):
     return done.returncode, time.monotonic() - started
 
 
+def differing_tests(here_file, alone_file):
+    """The tests whose verdict or points differ between two results.json (Gradescope's format), as
+    'name: status score/max here, status score/max alone', so that a grade that depends on its
+    neighbours names the tests it depends on."""
+    def tests(path):
+        try:
+            return {t["name"]: (t.get("status", "?"), t.get("score"), t.get("max_score"), (t.get("output") or "")[:160])
+                    for t in json.loads(pathlib.Path(path).read_text()).get("tests", [])}
+        except (OSError, ValueError):
+            return {}
+    here, alone = tests(here_file), tests(alone_file)
+    lines = []
+    for name in sorted(set(here) | set(alone)):
+        a, b = here.get(name), alone.get(name)
+        if (a and a[:3]) != (b and b[:3]):
+            show = lambda v: "absent" if v is None else f"{v[0]} {v[1]}/{v[2]} ({v[3]!r})"  # noqa: E731
+            lines.append(f"{name}: {show(a)} in the class, {show(b)} alone")
+    return "; ".join(lines) or "none (only the totals)"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work")
@@ -180,7 +200,8 @@ def main():
             own = {k: v for k, v in alone_rows[student].items() if k not in ("faults", "status")}
             here = {k: v for k, v in row.items() if k not in ("faults", "status")}
             if own != here:
-                problems.append(f"{student}: {here} in the class, {own} graded alone")
+                problems.append(f"{student}: {here} in the class, {own} graded alone; the tests that differ: "
+                                f"{differing_tests(results_file, work / 'graded-references' / student / 'results.json')}")
         if gpu and "faults" in expected[student] and not re.search(expected[student]["faults"], row.get("faults", "")):
             problems.append(f"{student}: faults {row.get('faults')!r} in class.csv, expected /{expected[student]['faults']}/")
         for chapter, points in expected[student].get("scores", {}).items():
