@@ -61,7 +61,8 @@ __global__ void mirror_tiles_sync_kernel(const float* __restrict__ in, float* __
 /// it runs issues asynchronous global-to-shared copies (LDGSTS; or, from compute capability 9.0,
 /// the bulk or tensor copies of exercise 2, UBLKCP or UTMALDG), those copies carry every whole
 /// tile, counted while the kernel runs, so a copy in a branch that never runs or a path taken
-/// only at some sizes does not count (MirrorTilesPipelinedCountedTechnique.AsynchronousCopiesCarryEveryTile),
+/// only at some sizes does not count, nor a small bulk copy beside plain loads of the tile's data
+/// (MirrorTilesPipelinedCountedTechnique.AsynchronousCopiesCarryEveryTile),
 /// it holds at least two tiles in shared memory, and it makes no copies of its own.
 __global__ void mirror_tiles_pipelined_kernel(const float* __restrict__ in, float* __restrict__ out, size_t n);
 
@@ -69,7 +70,8 @@ __global__ void mirror_tiles_pipelined_kernel(const float* __restrict__ in, floa
 /// asynchronous copy per tile (cuda::device::memcpy_async_tx) completing on a shared-memory
 /// cuda::barrier. On older GPUs it is never launched. Rule (MirrorTilesBulkStretchTechnique,
 /// MirrorTilesBulkStretchPerf): its machine code issues bulk copies (UBLKCP), and while it runs
-/// at least one per whole tile (MirrorTilesBulkStretchCountedTechnique.BulkCopiesCarryEveryTile).
+/// at least one per whole tile, carrying every whole tile: the data of the whole tiles is not
+/// read with plain loads (MirrorTilesBulkStretchCountedTechnique.BulkCopiesCarryEveryTile).
 __global__ void mirror_tiles_bulk_kernel(const float* __restrict__ in, float* __restrict__ out, size_t n);
 
 /// Given: launches mirror_tiles_sync_kernel, one block per multiprocessor, on `stream`.
