@@ -245,7 +245,8 @@ endif()
 # gives COURSE_GPU_LOCK, a lock file: each program then takes turns on the GPU with it
 # (course/gpu_turn.h: shared from its start, exclusive only while it measures) instead of
 # RUN_SERIAL, so that process starts, inputs, correctness checks and exits overlap another
-# test's measurement.
+# test's measurement. A class on several GPUs gives the tests that use every GPU each GPU's
+# file, separated by commas.
 set(_course_gpu_lock "$ENV{COURSE_GPU_LOCK}")
 
 # One ctest test: the program with one case (a batch: several) selected, its own record, and its

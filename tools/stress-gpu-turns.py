@@ -11,10 +11,17 @@ which waited through the runtime from the program's start, hung 8 of 72 programs
 present one none of 163 (and, with contexts made one at a time, none of 362; one of those
 failed, 2026-11-25, its log not kept: a failed program's last lines are now printed here).
 
-Usage: tools/stress-gpu-turns.py [--build build] [--seconds 100] [--logs DIR] [-- FLAG...]"""
+With --gpus 0,1 (a machine of several GPUs), the programs take turns as a class on those GPUs
+does (tools/course_grading): each GPU has its turn file, a program of one GPU sees that GPU and
+takes turns through its file, and one of every GPU (chapter 11's tests among them) sees them all
+and takes turns through every file (course/gpu_turn.h: several files, in one order), so that a
+turn on several files that can wait for ever shows too.
+
+Usage: tools/stress-gpu-turns.py [--build build] [--seconds 100] [--logs DIR] [--gpus 0,1] [-- FLAG...]"""
 import argparse
 import collections
 import fcntl
+import os
 import pathlib
 import shutil
 import subprocess
@@ -28,6 +35,8 @@ JOBS = [("solution_ch01_measuring_tests", "-BandwidthFormula.*"),
         ("solution_ch08_execution_config_tests", "RunTasks*:Chase*"),
         ("solution_ch02_transfers_tests", "*Pinned*:*Upload*"),
         ("solution_ch01_measuring_tests", "BandwidthPerf.*")]
+# Programs that use every GPU (with --gpus).
+EVERY_GPU_JOBS = [("solution_ch11_deploy_multi_gpu_tests", "MultiGpu*:PeerAccess*:ComputeOnDevices*")]
 SKIPPED = 77  # a program whose tests all skipped (no GPU; tests/support/src/gtest_main.cpp)
 
 
@@ -52,30 +61,40 @@ def main():
     parser.add_argument("--limit", type=float, default=90, help="seconds after which a program is a hang")
     parser.add_argument("--at-once", type=int, default=8)
     parser.add_argument("--logs", default=None)
+    parser.add_argument("--gpus", default=None, help="comma-separated GPUs, each with its turn file (default: one file)")
     parser.add_argument("flags", nargs="*", help="more flags for every program")
     args = parser.parse_args()
     build = pathlib.Path(args.build).resolve()
     logs = pathlib.Path(args.logs or tempfile.mkdtemp(prefix="stress-gpu-turns-"))
     logs.mkdir(parents=True, exist_ok=True)
-    missing = [exe for exe, _ in JOBS if not (build / exe).exists()]
+    gpus = args.gpus.split(",") if args.gpus else [None]
+    jobs = JOBS + (EVERY_GPU_JOBS if len(gpus) > 1 else [])
+    missing = [exe for exe, _ in jobs if not (build / exe).exists()]
     if missing:
         print(f"stress-gpu-turns: not built in {build}: {', '.join(sorted(set(missing)))}", file=sys.stderr)
         return 2
-    turn = logs / "gpu.turn"
-    for end in ("", ".gate", ".queue", ".context"):
-        pathlib.Path(str(turn) + end).touch()
-    queue = open(str(turn) + ".queue")
-    fcntl.flock(queue, fcntl.LOCK_SH)  # a measurement always waits: every program yields
+    turns = [logs / (f"gpu-{gpu}.turn" if gpu is not None else "gpu.turn") for gpu in gpus]
+    queues = []
+    for turn in turns:
+        for end in ("", ".gate", ".queue", ".context"):
+            pathlib.Path(str(turn) + end).touch()
+        queues.append(open(str(turn) + ".queue"))
+        fcntl.flock(queues[-1], fcntl.LOCK_SH)  # a measurement always waits: every program yields
+    # (program, cases, the GPUs it sees, its turn files): each program of one GPU on each GPU in
+    # turn, then those of every GPU.
+    plans = [(exe, cases, gpu, str(turn)) for exe, cases in JOBS for gpu, turn in zip(gpus, turns)]
+    plans += [(exe, cases, ",".join(gpus), ",".join(str(t) for t in turns)) for exe, cases in jobs[len(JOBS):]]
     running, outcomes, durations, started = [], collections.Counter(), collections.defaultdict(list), 0
     failures = []  # (run number, program, cases, exit status) of the programs that failed
     end = time.monotonic() + args.seconds
     while time.monotonic() < end or running:
         while time.monotonic() < end and len(running) < args.at_once:
-            exe, cases = JOBS[started % len(JOBS)]
+            exe, cases, visible, turn = plans[started % len(plans)]
             started += 1
             output = open(logs / f"run-{started}.txt", "w")
+            env = dict(os.environ, **({"CUDA_VISIBLE_DEVICES": visible} if visible is not None else {}))
             process = subprocess.Popen([str(build / exe), f"--gtest_filter={cases}", f"--course_gpu_lock={turn}",
-                                        *args.flags], stdout=output, stderr=subprocess.STDOUT, cwd=build)
+                                        *args.flags], stdout=output, stderr=subprocess.STDOUT, cwd=build, env=env)
             running.append((process, exe, cases, time.monotonic(), started))
         time.sleep(0.05)
         for item in list(running):

@@ -19,6 +19,7 @@ import sys
 import tempfile
 import threading
 import time
+import types
 import unittest
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -927,28 +928,6 @@ class GpuLocks(unittest.TestCase):
             for thread in threads:
                 thread.join(10)
 
-    def test_a_patient_exclusive_lock_waits_for_a_gap_without_holding_anyone_up(self):
-        with tempfile.TemporaryDirectory() as folder:
-            first, late = (threading.Event(), threading.Event()), (threading.Event(), threading.Event())
-            threads = [self.hold(folder, ["0"], True, first)]
-            self.assertTrue(first[0].wait(5))
-            patient = threading.Event()
-
-            def wait_patiently():
-                with G.gpu_locks(folder, ["0", "1"], False, patience=5, poll_seconds=0.05):
-                    patient.set()
-            threads.append(threading.Thread(target=wait_patiently))
-            threads[-1].start()
-            self.assertFalse(patient.wait(0.3), "an exclusive lock was given beside a shared one")
-            threads.append(self.hold(folder, ["0"], True, late))
-            self.assertTrue(late[0].wait(2), "a later shared lock waited for a patient exclusive one")
-            first[1].set()
-            self.assertFalse(patient.wait(0.3), "an exclusive lock was given beside a shared one")
-            late[1].set()
-            self.assertTrue(patient.wait(2), "the patient exclusive lock missed the gap")
-            for thread in threads:
-                thread.join(10)
-
     def test_several_gpus_all_at_once(self):
         with tempfile.TemporaryDirectory() as folder:
             one, both = (threading.Event(), threading.Event()), (threading.Event(), threading.Event())
@@ -963,6 +942,37 @@ class GpuLocks(unittest.TestCase):
             both[1].set()
             for thread in threads:
                 thread.join(10)
+
+
+class JudgedAgainAlone(unittest.TestCase):
+    """grading.judge_shared_faults_alone: a fault a neighbour could have caused is judged again
+    alone; on several GPUs, a test that uses every GPU holds every GPU's lock for it."""
+
+    def test_tests_of_every_gpu_are_judged_again_on_every_gpu(self):
+        with tempfile.TemporaryDirectory() as folder:
+            ws = types.SimpleNamespace(root=pathlib.Path(folder))
+            one, multi, fine = "student.04.Sums.Big", "student.11.MultiGpu.Every", "student.04.Sums.Small"
+            graded = [R.TestResult(one, "failed", output="cudaErrorMemoryAllocation: out of memory"),
+                      R.TestResult(multi, "failed", output="cudaErrorMemoryAllocation: out of memory"),
+                      R.TestResult(fine, "passed")]
+            runs = []
+
+            def run(phase, selection, visible, phase_locks, shared, jobs, turn_lock, pass_env):
+                names = pathlib.Path(pass_env["COURSE_TEST_ONLY"]).read_text().split()
+                runs.append((phase, names, visible, list(phase_locks), shared, turn_lock))
+                return [R.TestResult(name, "passed") for name in names]
+
+            every = G.EveryGpu("1,0", ["0", "1"], "/l/gpu-0.turn,/l/gpu-1.turn", lambda name: ".11." in name)
+            again = G.judge_shared_faults_alone(ws, graded, run, "1", ["1"], "/l/gpu-1.turn", every)
+            self.assertEqual([r.outcome for r in again], ["passed", "passed", "passed"])
+            self.assertEqual(ws.rejudged, sorted([one, multi]))
+            self.assertEqual(runs, [("again alone", [one], "1", ["1"], False, "/l/gpu-1.turn"),
+                                    ("again alone on every GPU", [multi], "1,0", ["0", "1"], False,
+                                     "/l/gpu-0.turn,/l/gpu-1.turn")])
+            # One GPU: every test is judged again on it.
+            runs.clear()
+            G.judge_shared_faults_alone(ws, graded, run, "0", ["0"], "/l/gpu-0.turn")
+            self.assertEqual(runs, [("again alone", [one, multi], "0", ["0"], False, "/l/gpu-0.turn")])
 
 
 class BuildSlots(unittest.TestCase):

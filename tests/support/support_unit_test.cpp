@@ -341,6 +341,103 @@ TEST(GpuTurn, MeasurementsThatQueueTogetherRunBeforeLaterSharedTurns) {
   remove_turn_files(path);
 }
 
+TEST(GpuTurn, SeveralLockFilesAreSeparatedByCommas) {
+  EXPECT_EQ(course::gpu_turn_paths("/tmp/a:b.turn"), std::vector<std::string>{"/tmp/a:b.turn"});
+  EXPECT_EQ(course::gpu_turn_paths("/l/gpu-0.turn,/l/gpu-1.turn"),
+            (std::vector<std::string>{"/l/gpu-0.turn", "/l/gpu-1.turn"}));
+  for (const char* bad : {"", ",", "a,", ",a", "a,,b"})
+    EXPECT_THROW(course::gpu_turn_paths(bad), std::runtime_error) << "'" << bad << "'";
+}
+
+// A program that uses several GPUs takes its turns on each one's file (a class on several GPUs,
+// tools/course_grading): a measurement on one GPU waits for it, and it sees that measurement;
+// its own measurement waits for the programs of every GPU, and holds up none of another GPU's
+// shared turns before it has that GPU too.
+TEST(GpuTurn, ATurnOnSeveralFilesHoldsEachAndSeesAMeasurementOnAny) {
+  using course::GpuTurnMode;
+  const std::string stem = testing::TempDir() + "course-gpu-turn-several-" + std::to_string(::getpid());
+  const std::string first_gpu = stem + "-0.turn", second_gpu = stem + "-1.turn", both = first_gpu + "," + second_gpu;
+  const std::chrono::milliseconds short_wait(300), long_wait(10000);
+  std::atomic<bool> both_given{false}, both_release{false};
+  std::thread shared_on_both = take_turn(both, GpuTurnMode::shared, both_given, both_release);
+  ASSERT_TRUE(becomes_true_within(both_given, long_wait));
+  course::GpuTurn looking(both);
+  EXPECT_FALSE(looking.measurement_waits());
+  // A measurement on the second GPU waits for it, and is seen; the first GPU's turns go on.
+  std::atomic<bool> measured{false}, measured_release{false};
+  std::thread measurement = take_turn(second_gpu, GpuTurnMode::exclusive, measured, measured_release);
+  EXPECT_FALSE(becomes_true_within(measured, short_wait)) << "a measurement was given beside a program on its GPU";
+  EXPECT_TRUE(looking.measurement_waits()) << "a measurement on the second file went unseen";
+  std::atomic<bool> other_given{false}, other_release{true};
+  std::thread other = take_turn(first_gpu, GpuTurnMode::shared, other_given, other_release);
+  EXPECT_TRUE(becomes_true_within(other_given, long_wait)) << "a measurement on one GPU held up another GPU's turns";
+  other.join();
+  both_release = true;
+  shared_on_both.join();
+  EXPECT_TRUE(becomes_true_within(measured, long_wait));
+  // A measurement on both waits for a shared turn on the second alone.
+  std::atomic<bool> second_given{false}, second_release{false};
+  std::thread shared_on_second = take_turn(second_gpu, GpuTurnMode::shared, second_given, second_release);
+  measured_release = true;
+  measurement.join();
+  ASSERT_TRUE(becomes_true_within(second_given, long_wait));
+  std::atomic<bool> measured_both{false}, measured_both_release{false};
+  std::thread measurement_on_both = take_turn(both, GpuTurnMode::exclusive, measured_both, measured_both_release);
+  EXPECT_FALSE(becomes_true_within(measured_both, short_wait)) << "a measurement on both ran beside a program on one";
+  second_release = true;
+  shared_on_second.join();
+  EXPECT_TRUE(becomes_true_within(measured_both, long_wait));
+  std::atomic<bool> late_given{false}, late_release{true};
+  std::thread late = take_turn(first_gpu, GpuTurnMode::shared, late_given, late_release);
+  EXPECT_FALSE(becomes_true_within(late_given, short_wait)) << "a shared turn was given beside a measurement on both";
+  measured_both_release = true;
+  measurement_on_both.join();
+  EXPECT_TRUE(becomes_true_within(late_given, long_wait));
+  late.join();
+  remove_turn_files(first_gpu);
+  remove_turn_files(second_gpu);
+}
+
+// Programs of one GPU, of the other and of both, each switching between shared turns and
+// measurements as fast as it can, all get through: the files are taken in one order.
+TEST(GpuTurn, TurnsOnSeveralFilesNeverWaitForEachOther) {
+  using course::GpuTurnMode;
+  const std::string stem = testing::TempDir() + "course-gpu-turn-order-" + std::to_string(::getpid());
+  const std::string first_gpu = stem + "-0.turn", second_gpu = stem + "-1.turn";
+  struct Shared {  // outlives the test if a thread is stuck (it is detached then)
+    std::atomic<int> done{0};
+  };
+  auto shared = std::make_shared<Shared>();
+  const std::vector<std::string> programs = {first_gpu, second_gpu, first_gpu + "," + second_gpu,
+                                             first_gpu, second_gpu, first_gpu + "," + second_gpu};
+  std::vector<std::thread> threads;
+  for (std::size_t p = 0; p < programs.size(); ++p)
+    threads.emplace_back([shared, path = programs[p], p] {
+      course::GpuTurn turn(path);
+      for (int round = 0; round < 150; ++round) {
+        turn.take((round + p) % 3 == 0 ? GpuTurnMode::exclusive : GpuTurnMode::shared);
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        turn.release();
+      }
+      ++shared->done;
+    });
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (shared->done.load() < static_cast<int>(programs.size()) && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const int done = shared->done.load();
+  for (std::thread& thread : threads) {
+    if (done == static_cast<int>(programs.size()))
+      thread.join();
+    else
+      thread.detach();
+  }
+  EXPECT_EQ(done, static_cast<int>(programs.size())) << "programs on two lock files waited for each other for 60 s";
+  if (done == static_cast<int>(programs.size())) {
+    remove_turn_files(first_gpu);
+    remove_turn_files(second_gpu);
+  }
+}
+
 // A program's turns (course::arm_gpu_turn): shared from the start, exclusive only inside
 // ExclusiveGpuTurn scopes (the outermost of nested ones), its GPU work waited for before it lets
 // go of either.

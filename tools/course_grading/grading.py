@@ -20,6 +20,7 @@ A Workspace is one grading's folder:
     tmp/, home/     the build's temporary and home folders
     scratch/        all that test programs may write: tmp, home, CUDA's cache, records/
 """
+import collections
 import contextlib
 import fcntl
 import os
@@ -372,36 +373,15 @@ def _lock(path, mode, blocking=True):
 
 
 @contextlib.contextmanager
-def gpu_locks(lock_dir, gpus, shared=False, patience=0.0, poll_seconds=0.5):
+def gpu_locks(lock_dir, gpus, shared=False):
     """Holds the locks of `gpus`: shared (tests that may run beside other gradings' shared tests)
-    or exclusive (tests that time or count: nothing else runs on those GPUs meanwhile). Several
+    or exclusive (tests judged again alone: nothing else runs on those GPUs meanwhile). Several
     are taken all at once or not at all: holding one GPU idle while waiting for another would
-    stall every grading that wants the first. With `patience` (seconds), an exclusive lock of
-    several GPUs first waits that long for a moment when they are all free, without holding up
-    anyone (each GPU's turnstile stays free): the class's tests that need every GPU then run in
-    its gaps, several one after another, instead of each draining every GPU of the class (2 x
-    H200, 2026-11: a class of 12 waited 3-87 s per submission for them, and the second GPU
-    bought nothing). Only then does it queue as above."""
+    stall every grading that wants the first."""
     mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
     paths = [pathlib.Path(lock_dir) / f"gpu-{gpu}.lock" for gpu in sorted(set(gpus), key=int)]
     held = []
     try:
-        deadline = time.monotonic() + patience
-        while not shared and time.monotonic() < deadline:
-            for path in paths:
-                handle = open(path, "a")
-                try:
-                    fcntl.flock(handle, mode | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    handle.close()
-                    break
-                held.append(handle)
-            else:
-                break  # all of them, at once
-            for taken in held:
-                taken.close()
-            held = []
-            time.sleep(poll_seconds)
         while not held:
             for path in paths:
                 handle = _lock(path, mode, blocking=len(paths) == 1)
@@ -447,9 +427,14 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
     phases are then one (`jobs` + 2 at a time, holding the GPU's lock shared), so that this
     grading's measurements need not wait for its side-by-side tests to end. Without them, the
     file is this grading's and the second phase holds the GPU's lock exclusively. With `gpu`, the
-    tests see that GPU alone; the multi-GPU tests then run last with every GPU of `all_gpus`,
-    holding all their locks exclusively (with the class's turn file and one GPU in all, they are
-    part of the one phase, taking turns like the others).
+    tests see that GPU alone; the multi-GPU tests then run last with every GPU of `all_gpus`
+    (this grading's first). With the class's turn files they take turns through every GPU's
+    (course/gpu_turn.h: a turn on several files), holding every GPU's lock shared, beside the
+    other gradings' tests: exclusive locks on every GPU made each grading wait for a moment when
+    no other grading ran anything, and drained the class (2 x H100, 2026-11-26: 16 of a class of 25
+    graded after 553 s, where one H100 graded 24 in 556 s). With one GPU in all, they are part of
+    the one phase, taking turns like the others. Without the class's turn files, they hold every
+    GPU's lock exclusively.
 
     With `batches` (the default), each phase runs rounds of batches, then one pass one by one. The
     first round runs each program once per group of cases that share their properties
@@ -466,8 +451,15 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
     Returns (results, seconds testing, seconds waiting for the GPU, {phase: seconds})."""
     class_turns = lock_dir is not None and gpu is not None
     turns = pathlib.Path(lock_dir) / f"gpu-{gpu}.turn" if class_turns else ws.scratch / "gpu-turn.lock"
-    turn_files = [turns, *(turns.with_name(turns.name + end) for end in (".gate", ".queue", ".context"))]  # (course/gpu_turn.h)
-    if class_turns:  # made here, so that the sandbox need only let the programs write these
+    every_gpu = [g for g in (all_gpus or gpu).split(",") if g] if gpu is not None else []
+    # Every GPU's turn file, in the GPUs' order (every program takes them in the same order): the
+    # multi-GPU tests take turns through all of them.
+    every_turn = [pathlib.Path(lock_dir) / f"gpu-{g}.turn" for g in sorted(set(every_gpu), key=int)] if class_turns else []
+    turn_files = [file for base in (every_turn or [turns])
+                  for file in (base, *(base.with_name(base.name + end) for end in (".gate", ".queue", ".context")))]
+    if class_turns:  # made here, so that the sandbox need only let the programs write these (course/gpu_turn.h)
+        if any("," in str(base) for base in every_turn):
+            raise ValueError(f"the lock folder {lock_dir} has a comma in its path: a turn on several GPUs names them with commas")
         for path in turn_files:
             path.touch()
     if ws.sandbox:
@@ -479,15 +471,13 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
     selected = re.compile(only)
     turns = str(turns)
     locks = [gpu] if gpu is not None else []
-    every_gpu = [g for g in (all_gpus or gpu).split(",") if g] if gpu is not None else []
     # On a machine of one GPU the multi-GPU tests see only this grading's GPU: with the class's
     # turn file they take turns like the others (holding the GPU's lock exclusively instead would
     # wait for every other grading's phase to end, and hold up their next ones).
     one_gpu = class_turns and every_gpu == [str(gpu)]
     graded, waited, seconds = [], 0.0, {}
 
-    def run(phase, selection, visible, phase_locks, shared, phase_jobs, turn_lock=None, pass_env=None, tests=only,
-            patience=0.0):
+    def run(phase, selection, visible, phase_locks, shared, phase_jobs, turn_lock=None, pass_env=None, tests=only):
         """One ctest run, holding the GPU locks; returns its results (none when ctest wrote no report)."""
         nonlocal waited
         junit = ws.root / f"ctest-{phase.replace(' ', '-')}.xml"
@@ -498,7 +488,7 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
             phase_env["CUDA_VISIBLE_DEVICES"] = visible
         if turn_lock:
             phase_env["COURSE_GPU_LOCK"] = turn_lock
-        lock = gpu_locks(lock_dir, phase_locks, shared, patience) if (lock_dir and phase_locks) else contextlib.nullcontext()
+        lock = gpu_locks(lock_dir, phase_locks, shared) if (lock_dir and phase_locks) else contextlib.nullcontext()
         waiting_since = time.monotonic()
         with lock:
             waited += time.monotonic() - waiting_since
@@ -638,21 +628,30 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
         for phase, selection, shared, phase_jobs, turn_lock, _ in phases:
             if not failure_stands():
                 graded += run(phase, selection, gpu, locks, shared, phase_jobs, turn_lock)
+    several_gpus = gpu is not None and not one_gpu
+    # The tests that use every GPU see this grading's first (a test of one device runs there).
+    every_visible = ",".join([str(gpu), *[g for g in every_gpu if g != str(gpu)]]) if gpu is not None else None
+    every = EveryGpu(every_visible, every_gpu, ",".join(str(t) for t in every_turn),
+                     lambda name: "multi-gpu" in properties.get(name, ([], 0))[0])
+    if several_gpus and class_turns and not failure_stands():
+        graded += run("multi-gpu", ["-L", "^student$", "-L", "^multi-gpu$"], every.visible, every.gpus, True,
+                      max(4, jobs) + 2, every.turns)
     if class_turns and not rejudged_early:
-        graded = judge_shared_faults_alone(ws, graded, run, gpu, locks, turns)
-    if gpu is not None and not one_gpu and not failure_stands():
-        graded += run("multi-gpu", ["-L", "^student$", "-L", "^multi-gpu$"], ",".join(every_gpu), every_gpu, False, 4,
-                      patience=MULTI_GPU_PATIENCE if class_turns else 0.0)
+        graded = judge_shared_faults_alone(ws, graded, run, gpu, locks, turns, every if several_gpus else None)
+    if several_gpus and not class_turns and not failure_stands():
+        graded += run("multi-gpu", ["-L", "^student$", "-L", "^multi-gpu$"], ",".join(every_gpu), every_gpu, False, 4)
     return graded, time.monotonic() - started - waited, waited, seconds
 
 
+# The tests that use every GPU (label multi-gpu) and how they run: the GPUs they see, the GPU
+# locks they hold and the turn files they take turns through (comma-separated, course/gpu_turn.h).
+EveryGpu = collections.namedtuple("EveryGpu", "visible gpus turns is_multi")
+
+
 REJUDGE_AT_MOST = 4
-# How long a grading's tests that need every GPU wait for a gap in the class before they queue
-# for the GPUs (gpu_locks' patience; COURSE_MULTI_GPU_PATIENCE=0 queues at once, as before).
-MULTI_GPU_PATIENCE = float(os.environ.get("COURSE_MULTI_GPU_PATIENCE", "90"))
 
 
-def judge_shared_faults_alone(ws, graded, run, gpu, locks, turns):
+def judge_shared_faults_alone(ws, graded, run, gpu, locks, turns, every=None):
     """A test that failed in a way a neighbour could have caused (results.shared_fault: its time
     limit, a stop for holding a measurement up, out of memory, a failed launch) while other
     gradings shared the GPU is run once more, on its own, holding the GPU's lock exclusively: no
@@ -664,25 +663,37 @@ def judge_shared_faults_alone(ws, graded, run, gpu, locks, turns):
     kernel, a loop on the host), and judging the rest again would hold the GPU from the class for
     their time limits. When none did, a neighbour caused them (a class beside an endless kernel,
     2026-11-26: an untouched starter's 29 quick failures became time limits), and the rest are
-    judged alone too."""
+    judged alone too. With `every` (EveryGpu: a class on several GPUs), the tests that use every
+    GPU are judged again holding every GPU's lock exclusively."""
     suspects = [r.name for r in graded if R.shared_fault(r)]
     ws.rejudged = []
     if not suspects:
         return graded
     step = max(1, len(suspects) // REJUDGE_AT_MOST)
     sample = suspects[::step][:REJUDGE_AT_MOST]
-    again = _judge_alone(ws, sample, run, gpu, locks, turns)
+    again = _judge_alone(ws, sample, run, gpu, locks, turns, every)
     rest = [name for name in suspects if name not in again]
     if rest and len(again) == len(sample) and not any(R.shared_fault(r) for r in again.values()):
-        again.update(_judge_alone(ws, rest, run, gpu, locks, turns))
+        again.update(_judge_alone(ws, rest, run, gpu, locks, turns, every))
     ws.rejudged = sorted(again)
     return [again.get(r.name, r) for r in graded]
 
 
-def _judge_alone(ws, names, run, gpu, locks, turns):
-    """{name: result} of `names` run again, side by side, holding the GPU's lock exclusively."""
+def _judge_alone(ws, names, run, gpu, locks, turns, every=None):
+    """{name: result} of `names` run again, side by side, holding the GPU's lock exclusively (those
+    that use every GPU, with `every`, holding every GPU's)."""
     listing = ws.root / "alone-again.txt"
-    listing.write_text("".join(f"{name}\n" for name in names))
-    wanted = set(names)
-    return {r.name: r for r in run("again alone", ["-L", "^student$", "-E", "\\.CodePolicy\\."], gpu, locks, False,
-                                   min(len(names), 8), turns, {"COURSE_TEST_ONLY": str(listing)}) if r.name in wanted}
+    on_every_gpu = [name for name in names if every is not None and every.is_multi(name)]
+    groups = [("again alone", [n for n in names if n not in on_every_gpu], gpu, locks, turns)]
+    if on_every_gpu:
+        groups.append(("again alone on every GPU", on_every_gpu, every.visible, every.gpus, every.turns))
+    again = {}
+    for phase, group, visible, group_locks, group_turns in groups:
+        if not group:
+            continue
+        listing.write_text("".join(f"{name}\n" for name in group))
+        wanted = set(group)
+        again.update({r.name: r for r in run(phase, ["-L", "^student$", "-E", "\\.CodePolicy\\."], visible, group_locks,
+                                             False, min(len(group), 8), group_turns, {"COURSE_TEST_ONLY": str(listing)})
+                      if r.name in wanted})
+    return again

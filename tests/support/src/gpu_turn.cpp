@@ -20,6 +20,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 namespace course {
 
@@ -37,31 +38,54 @@ void lock(int fd, int operation, const std::string& path) {
 }
 }  // namespace
 
-GpuTurn::GpuTurn(const std::string& path) : path_(path) {
-  gate_ = open_lock(path + ".gate");
+std::vector<std::string> gpu_turn_paths(const std::string& paths) {
+  std::vector<std::string> files;
+  std::string::size_type from = 0;
+  for (;;) {
+    const auto comma = paths.find(',', from);
+    const std::string file = paths.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+    if (file.empty()) throw std::runtime_error("the GPU lock '" + paths + "' names an empty path");
+    files.push_back(file);
+    if (comma == std::string::npos) return files;
+    from = comma + 1;
+  }
+}
+
+GpuTurn::GpuTurn(const std::string& paths) : path_(paths) {
   try {
-    queue_ = open_lock(path + ".queue");
-    probe_ = open_lock(path + ".queue");
-    lock_ = open_lock(path);
-    context_ = open_lock(path + ".context");
+    for (const std::string& path : gpu_turn_paths(paths)) {
+      files_.push_back(Files{path});
+      Files& file = files_.back();
+      file.gate = open_lock(path + ".gate");
+      file.queue = open_lock(path + ".queue");
+      file.probe = open_lock(path + ".queue");
+      file.lock = open_lock(path);
+      file.context = open_lock(path + ".context");
+    }
   } catch (...) {
-    for (int fd : {gate_, queue_, probe_, lock_})
-      if (fd >= 0) ::close(fd);
+    close_all();
     throw;
   }
 }
 
-GpuTurn::GpuTurn(const std::string& path, GpuTurnMode mode) : GpuTurn(path) {
+GpuTurn::GpuTurn(const std::string& paths, GpuTurnMode mode) : GpuTurn(paths) {
   try {
     take(mode);
   } catch (...) {
-    for (int fd : {lock_, gate_, queue_, probe_, context_}) ::close(fd);
+    close_all();
     throw;
   }
 }
 
-GpuTurn::~GpuTurn() {
-  for (int fd : {lock_, gate_, queue_, probe_, context_}) ::close(fd);  // closing them lets go of the locks
+GpuTurn::~GpuTurn() { close_all(); }
+
+void GpuTurn::close_all() {
+  for (Files& file : files_)
+    for (int* fd : {&file.lock, &file.gate, &file.queue, &file.probe, &file.context})
+      if (*fd >= 0) {
+        ::close(*fd);  // closing them lets go of the locks
+        *fd = -1;
+      }
 }
 
 void GpuTurn::take(GpuTurnMode mode) {
@@ -71,41 +95,62 @@ void GpuTurn::take(GpuTurnMode mode) {
   // exclusively, for an instant: never while a measurement waits or runs (gpu_turn.h).
   // A measurement also holds the queue shared while it waits for the lock: what a program that
   // holds a turn looks at to see a measurement waiting (measurement_waits).
+  // With several files (a program that uses several GPUs), each in the order given, every
+  // program the same: one that waits for a file holds only files before it, which nobody who
+  // holds this one waits for.
   const bool exclusive = mode == GpuTurnMode::exclusive;
-  lock(gate_, exclusive ? LOCK_SH : LOCK_EX, path_ + ".gate");
   try {
-    if (exclusive) lock(queue_, LOCK_SH, path_ + ".queue");
-    lock(lock_, exclusive ? LOCK_EX : LOCK_SH, path_);
+    for (Files& file : files_) {
+      lock(file.gate, exclusive ? LOCK_SH : LOCK_EX, file.path + ".gate");
+      if (exclusive) lock(file.queue, LOCK_SH, file.path + ".queue");
+      lock(file.lock, exclusive ? LOCK_EX : LOCK_SH, file.path);
+      if (exclusive) ::flock(file.queue, LOCK_UN);
+      if (!exclusive) ::flock(file.gate, LOCK_UN);
+    }
   } catch (...) {
-    ::flock(queue_, LOCK_UN);
-    ::flock(gate_, LOCK_UN);
+    for (Files& file : files_) ::flock(file.queue, LOCK_UN);
+    release();
     throw;
   }
-  if (exclusive) ::flock(queue_, LOCK_UN);
-  if (!exclusive) ::flock(gate_, LOCK_UN);
 }
 
 void GpuTurn::release() {
-  ::flock(lock_, LOCK_UN);
-  ::flock(gate_, LOCK_UN);  // held only by a measurement (nothing otherwise)
+  for (Files& file : files_) {
+    ::flock(file.lock, LOCK_UN);
+    ::flock(file.gate, LOCK_UN);  // held only by a measurement (nothing otherwise)
+  }
 }
 
-void GpuTurn::take_context_turn() { lock(context_, LOCK_EX, path_ + ".context"); }
+void GpuTurn::take_context_turn() {
+  try {
+    for (Files& file : files_) lock(file.context, LOCK_EX, file.path + ".context");
+  } catch (...) {
+    release_context_turn();
+    throw;
+  }
+}
 
-void GpuTurn::release_context_turn() { ::flock(context_, LOCK_UN); }
+void GpuTurn::release_context_turn() {
+  for (Files& file : files_) ::flock(file.context, LOCK_UN);
+}
 
 bool GpuTurn::measurement_waits() {
   // A measurement holds the queue shared while it waits; another program that looks at the queue
   // holds it exclusively for an instant only, so a queue busy twice, 1 ms apart, is a measurement.
-  for (int look = 0; look < 2; ++look) {
-    if (look > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    if (::flock(probe_, LOCK_EX | LOCK_NB) == 0) {
-      ::flock(probe_, LOCK_UN);
-      return false;
+  for (Files& file : files_) {
+    bool busy = true;
+    for (int look = 0; look < 2 && busy; ++look) {
+      if (look > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      if (::flock(file.probe, LOCK_EX | LOCK_NB) == 0) {
+        ::flock(file.probe, LOCK_UN);
+        busy = false;
+      } else if (errno != EWOULDBLOCK && errno != EINTR) {
+        busy = false;
+      }
     }
-    if (errno != EWOULDBLOCK && errno != EINTR) return false;
+    if (busy) return true;
   }
-  return true;
+  return false;
 }
 
 namespace {

@@ -57,7 +57,7 @@ Settings parse_settings_from(int* argc, char** argv) {
         throw std::invalid_argument("--course_profile takes 0 or 1, got '" + std::string(profile) + "'");
       parsed.profile = std::strcmp(profile, "1") == 0;
     } else if (const char* turn = value_of("--course_gpu_lock=")) {
-      if (*turn == '\0') throw std::invalid_argument("--course_gpu_lock takes the path of a lock file");
+      if (*turn == '\0') throw std::invalid_argument("--course_gpu_lock takes the path of a lock file (or several, with commas)");
       parsed.gpu_lock = std::string(turn);
     } else if (const char* yield = value_of("--course_gpu_yield=")) {
       if (std::strcmp(yield, "0") != 0 && std::strcmp(yield, "1") != 0)
@@ -66,7 +66,7 @@ Settings parse_settings_from(int* argc, char** argv) {
     } else if (argument.compare(0, 9, "--course_") == 0) {
       throw std::invalid_argument("unknown flag " + argument +
                                   " (--course_seed=N, --course_perf_scale=X, --course_sanitizer=TOOL, --course_profile=1, "
-                                  "--course_gpu_lock=PATH, --course_gpu_yield=0)");
+                                  "--course_gpu_lock=PATH[,PATH...], --course_gpu_yield=0)");
     } else {
       argv[kept++] = argv[i];
       continue;

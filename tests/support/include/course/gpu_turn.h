@@ -73,6 +73,7 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace course {
 
@@ -80,6 +81,10 @@ namespace course {
 enum class GpuTurnMode { shared, exclusive };
 
 /// One program's hold on the lock file `path` (and the gate PATH.gate), in one mode at a time.
+/// `path` may name several lock files, separated by commas (a program that uses several GPUs, each
+/// with its own file): the program then holds a turn of that mode on each, taken in the order
+/// given (every program names them in the same order), and a measurement waiting on any of them
+/// is one that waits.
 class GpuTurn {
  public:
   /// Opens the lock files; holds nothing yet. Throws std::runtime_error when they cannot be opened.
@@ -99,7 +104,7 @@ class GpuTurn {
   /// Whether another program waits for the exclusive turn (it holds PATH.queue while it waits),
   /// seen without waiting; for a program that holds a turn.
   bool measurement_waits();
-  /// The lock file's path.
+  /// The lock files' paths, as given.
   const std::string& path() const { return path_; }
   /// Waits until no other program makes or tears down its context (PATH.context) and holds that
   /// (above); never called while a turn is held. Throws std::runtime_error when it cannot lock.
@@ -108,13 +113,23 @@ class GpuTurn {
   void release_context_turn();
 
  private:
+  /// The descriptors of one lock file and the three beside it.
+  struct Files {
+    std::string path;
+    int lock = -1;
+    int gate = -1;
+    int queue = -1;
+    int probe = -1;  // the queue once more: flock sees this descriptor's lock apart from queue's
+    int context = -1;
+  };
+  void close_all();
   std::string path_;
-  int lock_ = -1;
-  int gate_ = -1;
-  int queue_ = -1;
-  int probe_ = -1;  // the queue once more: flock sees this descriptor's lock apart from queue_'s
-  int context_ = -1;
+  std::vector<Files> files_;
 };
+
+/// The lock files that a --course_gpu_lock value names (comma-separated, none empty). Throws
+/// std::runtime_error on an empty one.
+std::vector<std::string> gpu_turn_paths(const std::string& paths);
 
 /// Arms this program's turns on `path` (main(), from --course_gpu_lock) and takes the context
 /// turn, then the shared turn, kept until the program exits (or yielded: start_yielding_gpu_turn);

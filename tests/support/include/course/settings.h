@@ -19,7 +19,8 @@ struct Settings {
   double perf_scale = 1.0;            ///< --course_perf_scale=X: every required ratio times X
   std::string sanitizer;              ///< --course_sanitizer=TOOL: running under compute-sanitizer
   bool profile = false;               ///< --course_profile=1: print where the time went (course/profile.h)
-  /// --course_gpu_lock=PATH: take turns on the GPU with this lock file (course/gpu_turn.h)
+  /// --course_gpu_lock=PATH[,PATH...]: take turns on the GPU with this lock file (with several, one
+  /// per GPU the program uses: course/gpu_turn.h)
   std::optional<std::string> gpu_lock;
   /// --course_gpu_yield=0: hold the shared GPU turn to the end rather than yield it to waiting
   /// measurements (course/gpu_turn.h); yielded by default
