@@ -351,8 +351,8 @@ TEST(GpuTurn, SeveralLockFilesAreSeparatedByCommas) {
 
 // A program that uses several GPUs takes its turns on each one's file (a class on several GPUs,
 // tools/course_grading): a measurement on one GPU waits for it, and it sees that measurement;
-// its own measurement waits for the programs of every GPU, and holds up none of another GPU's
-// shared turns before it has that GPU too.
+// its own measurement waits for the programs of every GPU, and keeps back every GPU's later
+// shared turns meanwhile.
 TEST(GpuTurn, ATurnOnSeveralFilesHoldsEachAndSeesAMeasurementOnAny) {
   using course::GpuTurnMode;
   const std::string stem = testing::TempDir() + "course-gpu-turn-several-" + std::to_string(::getpid());
@@ -398,8 +398,54 @@ TEST(GpuTurn, ATurnOnSeveralFilesHoldsEachAndSeesAMeasurementOnAny) {
   remove_turn_files(second_gpu);
 }
 
+// A program of several GPUs that waits for one GPU's turn holds no other GPU's meanwhile: that
+// GPU's measurements go on (holding the first GPU while it waited for the second made each GPU
+// of a class wait for the other's measurements).
+TEST(GpuTurn, AProgramOfSeveralGpusHoldsNoGpuWhileItWaitsForAnother) {
+  using course::GpuTurnMode;
+  const std::string stem = testing::TempDir() + "course-gpu-turn-apart-" + std::to_string(::getpid());
+  const std::string first_gpu = stem + "-0.turn", second_gpu = stem + "-1.turn", both = first_gpu + "," + second_gpu;
+  const std::chrono::milliseconds short_wait(300), long_wait(10000);
+  // A shared turn on both waits for a measurement on the second GPU, holding nothing of the first.
+  std::atomic<bool> measured{false}, measured_release{false};
+  std::thread measurement = take_turn(second_gpu, GpuTurnMode::exclusive, measured, measured_release);
+  ASSERT_TRUE(becomes_true_within(measured, long_wait));
+  std::atomic<bool> both_given{false}, both_release{false};
+  std::thread shared_on_both = take_turn(both, GpuTurnMode::shared, both_given, both_release);
+  EXPECT_FALSE(becomes_true_within(both_given, short_wait)) << "a shared turn was given beside a measurement";
+  std::atomic<bool> first_measured{false}, first_release{true};
+  std::thread first_measurement = take_turn(first_gpu, GpuTurnMode::exclusive, first_measured, first_release);
+  EXPECT_TRUE(becomes_true_within(first_measured, long_wait))
+      << "a measurement on the first GPU waited for a program that waits for the second GPU";
+  measured_release = true;  // (before the joins: a thread that waited may be behind it)
+  first_measurement.join();
+  measurement.join();
+  EXPECT_TRUE(becomes_true_within(both_given, long_wait));
+  both_release = true;
+  shared_on_both.join();
+  // A measurement on both waits for a shared turn on the second GPU, holding no lock of the first:
+  // the first GPU's measurements go on (its later shared turns wait).
+  std::atomic<bool> second_given{false}, second_release{false};
+  std::thread shared_on_second = take_turn(second_gpu, GpuTurnMode::shared, second_given, second_release);
+  ASSERT_TRUE(becomes_true_within(second_given, long_wait));
+  std::atomic<bool> measured_both{false}, measured_both_release{true};
+  std::thread measurement_on_both = take_turn(both, GpuTurnMode::exclusive, measured_both, measured_both_release);
+  EXPECT_FALSE(becomes_true_within(measured_both, short_wait)) << "a measurement on both ran beside a program on one";
+  std::atomic<bool> again_measured{false}, again_release{true};
+  std::thread again = take_turn(first_gpu, GpuTurnMode::exclusive, again_measured, again_release);
+  EXPECT_TRUE(becomes_true_within(again_measured, long_wait))
+      << "a measurement on the first GPU waited for a measurement on both that waits for the second";
+  second_release = true;
+  again.join();
+  shared_on_second.join();
+  EXPECT_TRUE(becomes_true_within(measured_both, long_wait));
+  measurement_on_both.join();
+  remove_turn_files(first_gpu);
+  remove_turn_files(second_gpu);
+}
+
 // Programs of one GPU, of the other and of both, each switching between shared turns and
-// measurements as fast as it can, all get through: the files are taken in one order.
+// measurements as fast as it can, all get through: none waits while it holds a file another waits for.
 TEST(GpuTurn, TurnsOnSeveralFilesNeverWaitForEachOther) {
   using course::GpuTurnMode;
   const std::string stem = testing::TempDir() + "course-gpu-turn-order-" + std::to_string(::getpid());

@@ -36,6 +36,51 @@ void lock(int fd, int operation, const std::string& path) {
     if (errno != EINTR) throw std::runtime_error("cannot lock " + path + ": " + std::strerror(errno));
   }
 }
+
+// Whether `operation` could be taken on `fd` at once (it is then held).
+bool try_lock(int fd, int operation, const std::string& path) {
+  for (;;) {
+    if (::flock(fd, operation | LOCK_NB) == 0) return true;
+    if (errno == EWOULDBLOCK) return false;
+    if (errno != EINTR) throw std::runtime_error("cannot lock " + path + ": " + std::strerror(errno));
+  }
+}
+
+// Takes something on each of `count` files without ever waiting while it holds any: it tries
+// them all at once, and when one is busy it lets go of those it took, waits for that one alone
+// and tries the others again. One GPU's queue never holds up another's: a program of several
+// GPUs that held the first GPU's turn while it waited for the second's would keep the first
+// GPU's measurements waiting for the second's (each GPU of a class would wait for the other).
+void take_every(std::size_t count, const std::function<bool(std::size_t)>& try_one,
+                const std::function<void(std::size_t)>& wait_for_one, const std::function<void(std::size_t)>& undo_one) {
+  std::vector<bool> held(count, false);
+  const auto let_go = [&] {
+    for (std::size_t i = 0; i < count; ++i)
+      if (held[i]) {
+        undo_one(i);
+        held[i] = false;
+      }
+  };
+  try {
+    for (;;) {
+      std::size_t busy = count;
+      for (std::size_t i = 0; i < count && busy == count; ++i)
+        if (!held[i]) {
+          if (try_one(i))
+            held[i] = true;
+          else
+            busy = i;
+        }
+      if (busy == count) return;
+      let_go();
+      wait_for_one(busy);  // holding none of the others
+      held[busy] = true;
+    }
+  } catch (...) {
+    let_go();
+    throw;
+  }
+}
 }  // namespace
 
 std::vector<std::string> gpu_turn_paths(const std::string& paths) {
@@ -95,23 +140,55 @@ void GpuTurn::take(GpuTurnMode mode) {
   // exclusively, for an instant: never while a measurement waits or runs (gpu_turn.h).
   // A measurement also holds the queue shared while it waits for the lock: what a program that
   // holds a turn looks at to see a measurement waiting (measurement_waits).
-  // With several files (a program that uses several GPUs), each in the order given, every
-  // program the same: one that waits for a file holds only files before it, which nobody who
-  // holds this one waits for.
-  const bool exclusive = mode == GpuTurnMode::exclusive;
+  // With several files (a program that uses several GPUs), each file's turn is taken as with one,
+  // all of them at once (take_every): a measurement holds every file's gate and queue while it
+  // waits, so that every GPU drains for it, but none of the locks until it has them all.
+  const std::size_t count = files_.size();
+  if (mode == GpuTurnMode::shared) {
+    take_every(
+        count,
+        [this](std::size_t i) {
+          Files& file = files_[i];
+          if (!try_lock(file.gate, LOCK_EX, file.path + ".gate")) return false;
+          bool taken = false;
+          try {
+            taken = try_lock(file.lock, LOCK_SH, file.path);
+          } catch (...) {
+            ::flock(file.gate, LOCK_UN);
+            throw;
+          }
+          ::flock(file.gate, LOCK_UN);
+          return taken;
+        },
+        [this](std::size_t i) {
+          Files& file = files_[i];
+          lock(file.gate, LOCK_EX, file.path + ".gate");
+          try {
+            lock(file.lock, LOCK_SH, file.path);
+          } catch (...) {
+            ::flock(file.gate, LOCK_UN);
+            throw;
+          }
+          ::flock(file.gate, LOCK_UN);
+        },
+        [this](std::size_t i) { ::flock(files_[i].lock, LOCK_UN); });
+    return;
+  }
   try {
     for (Files& file : files_) {
-      lock(file.gate, exclusive ? LOCK_SH : LOCK_EX, file.path + ".gate");
-      if (exclusive) lock(file.queue, LOCK_SH, file.path + ".queue");
-      lock(file.lock, exclusive ? LOCK_EX : LOCK_SH, file.path);
-      if (exclusive) ::flock(file.queue, LOCK_UN);
-      if (!exclusive) ::flock(file.gate, LOCK_UN);
+      lock(file.gate, LOCK_SH, file.path + ".gate");
+      lock(file.queue, LOCK_SH, file.path + ".queue");
     }
+    take_every(
+        count, [this](std::size_t i) { return try_lock(files_[i].lock, LOCK_EX, files_[i].path); },
+        [this](std::size_t i) { lock(files_[i].lock, LOCK_EX, files_[i].path); },
+        [this](std::size_t i) { ::flock(files_[i].lock, LOCK_UN); });
   } catch (...) {
     for (Files& file : files_) ::flock(file.queue, LOCK_UN);
     release();
     throw;
   }
+  for (Files& file : files_) ::flock(file.queue, LOCK_UN);
 }
 
 void GpuTurn::release() {
@@ -122,12 +199,10 @@ void GpuTurn::release() {
 }
 
 void GpuTurn::take_context_turn() {
-  try {
-    for (Files& file : files_) lock(file.context, LOCK_EX, file.path + ".context");
-  } catch (...) {
-    release_context_turn();
-    throw;
-  }
+  take_every(
+      files_.size(), [this](std::size_t i) { return try_lock(files_[i].context, LOCK_EX, files_[i].path + ".context"); },
+      [this](std::size_t i) { lock(files_[i].context, LOCK_EX, files_[i].path + ".context"); },
+      [this](std::size_t i) { ::flock(files_[i].context, LOCK_UN); });
 }
 
 void GpuTurn::release_context_turn() {

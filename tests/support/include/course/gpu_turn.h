@@ -82,9 +82,11 @@ enum class GpuTurnMode { shared, exclusive };
 
 /// One program's hold on the lock file `path` (and the gate PATH.gate), in one mode at a time.
 /// `path` may name several lock files, separated by commas (a program that uses several GPUs, each
-/// with its own file): the program then holds a turn of that mode on each, taken in the order
-/// given (every program names them in the same order), and a measurement waiting on any of them
-/// is one that waits.
+/// with its own file): the program then holds a turn of that mode on each, all at once, never
+/// waiting for one while it holds another (one GPU's queue would hold up the other GPU's
+/// measurements); while a measurement on several waits, it holds each file's gate and queue, so
+/// that every one of its GPUs drains for it. A measurement waiting on any of the files is one
+/// that waits.
 class GpuTurn {
  public:
   /// Opens the lock files; holds nothing yet. Throws std::runtime_error when they cannot be opened.
