@@ -23,12 +23,14 @@ A Workspace is one grading's folder:
 import collections
 import contextlib
 import fcntl
+import json
 import os
 import pathlib
 import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -427,14 +429,14 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
     phases are then one (`jobs` + 2 at a time, holding the GPU's lock shared), so that this
     grading's measurements need not wait for its side-by-side tests to end. Without them, the
     file is this grading's and the second phase holds the GPU's lock exclusively. With `gpu`, the
-    tests see that GPU alone; the multi-GPU tests then run last with every GPU of `all_gpus`
-    (this grading's first). With the class's turn files they take turns through every GPU's
-    (course/gpu_turn.h: a turn on several files), holding every GPU's lock shared, beside the
-    other gradings' tests: exclusive locks on every GPU made each grading wait for a moment when
-    no other grading ran anything, and drained the class (2 x H100, 2026-11-26: 16 of a class of 25
-    graded after 553 s, where one H100 graded 24 in 556 s). With one GPU in all, they are part of
-    the one phase, taking turns like the others. Without the class's turn files, they hold every
-    GPU's lock exclusively.
+    tests see that GPU alone; the multi-GPU tests see every GPU of `all_gpus` (this grading's
+    first). With the class's turn files they take turns through every GPU's (course/gpu_turn.h: a
+    turn on several files), holding every GPU's lock shared, beside this grading's other tests
+    from the start and beside the other gradings' tests: exclusive locks on every GPU made each
+    grading wait for a moment when no other grading ran anything, and drained the class (2 x H100,
+    2026-11-26: 16 of a class of 25 graded after 553 s, where one H100 graded 24 in 556 s). With
+    one GPU in all, they are part of the one phase, taking turns like the others. Without the
+    class's turn files, they run last, holding every GPU's lock exclusively.
 
     With `batches` (the default), each phase runs rounds of batches, then one pass one by one. The
     first round runs each program once per group of cases that share their properties
@@ -477,8 +479,12 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
     one_gpu = class_turns and every_gpu == [str(gpu)]
     graded, waited, seconds = [], 0.0, {}
 
-    def run(phase, selection, visible, phase_locks, shared, phase_jobs, turn_lock=None, pass_env=None, tests=only):
-        """One ctest run, holding the GPU locks; returns its results (none when ctest wrote no report)."""
+    def run(phase, selection, visible, phase_locks, shared, phase_jobs, turn_lock=None, pass_env=None, tests=only,
+            test_dir=None):
+        """One ctest run, holding the GPU locks; returns its results (none when ctest wrote no report).
+        `test_dir` (default: the build) is where ctest starts and keeps its logs: one that runs beside
+        another has its own (a CTestTestfile.cmake that takes the build's tests)."""
+        test_dir = test_dir or ws.build
         nonlocal waited
         junit = ws.root / f"ctest-{phase.replace(' ', '-')}.xml"
         junit.unlink(missing_ok=True)
@@ -494,7 +500,7 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
             waited += time.monotonic() - waiting_since
             phase_started = time.monotonic()
             # A batch's output is that of all its cases; each passed case's part goes into the report.
-            subprocess.run(["ctest", "--test-dir", str(ws.build), *selection, "-R", tests, "-j", str(phase_jobs),
+            subprocess.run(["ctest", "--test-dir", str(test_dir), *selection, "-R", tests, "-j", str(phase_jobs),
                             "--output-junit", str(junit), "--test-output-size-passed", str(1 << 22),
                             # A flood of output keeps its head and its end (GoogleTest's verdict).
                             "--test-output-size-failed", str(1 << 22), "--test-output-truncation", "middle"],
@@ -502,7 +508,7 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
             seconds[phase] = round(time.monotonic() - phase_started, 1)
         # ctest's log of the phase (every program's output; tools/profile-tests.py reads it).
         with contextlib.suppress(OSError):
-            shutil.copyfile(ws.build / "Testing" / "Temporary" / "LastTest.log",
+            shutil.copyfile(pathlib.Path(test_dir) / "Testing" / "Temporary" / "LastTest.log",
                             ws.root / f"ctest-{phase.replace(' ', '-')}.log")
         if not junit.exists():
             if phase.startswith("side-by-side"):
@@ -530,6 +536,32 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
         phases = [("side-by-side", side_by_side, True, max(4, jobs), None, False),
                   ("alone", alone, False, 4, turns, True)]
     rejudged_early = False
+
+    several_gpus = gpu is not None and not one_gpu
+    # The tests that use every GPU see this grading's first (a test of one device runs there).
+    every_visible = ",".join([str(gpu), *[g for g in every_gpu if g != str(gpu)]]) if gpu is not None else None
+    every = EveryGpu(every_visible, every_gpu, ",".join(str(t) for t in every_turn),
+                     lambda name: "multi-gpu" in properties.get(name, ([], 0))[0])
+    multi_gpu_selection = ["-L", "^student$", "-L", "^multi-gpu$"]
+    # With the class's turn files on several GPUs, the tests that use every GPU run beside this
+    # grading's other tests, from the start: they wait for turns on every GPU (a measurement on
+    # either one makes them yield), and run after the others they added 42-139 s to each grading
+    # of a class of 25 on 2 H100s (2026-11-26). Their ctest has a folder of its own for its logs.
+    beside = {"results": [], "error": None}
+    multi_gpu_thread = None
+    if several_gpus and class_turns and not fail_fast:
+        every_dir = ws.root / "ctest-every-gpu"
+        every_dir.mkdir(exist_ok=True)
+        (every_dir / "CTestTestfile.cmake").write_text(f"subdirs({json.dumps(str(ws.build))})\n")
+
+        def run_multi_gpu():
+            try:
+                beside["results"] = run("multi-gpu", multi_gpu_selection, every.visible, every.gpus, True,
+                                        max(4, jobs), every.turns, test_dir=every_dir)
+            except BaseException as error:  # raised again where the thread is joined
+                beside["error"] = error
+        multi_gpu_thread = threading.Thread(target=run_multi_gpu, name="multi-gpu tests")
+        multi_gpu_thread.start()
 
     def failure_stands():
         """With fail_fast: whether a verdict so far is a failure that stands: one that no neighbour
@@ -628,18 +660,17 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
         for phase, selection, shared, phase_jobs, turn_lock, _ in phases:
             if not failure_stands():
                 graded += run(phase, selection, gpu, locks, shared, phase_jobs, turn_lock)
-    several_gpus = gpu is not None and not one_gpu
-    # The tests that use every GPU see this grading's first (a test of one device runs there).
-    every_visible = ",".join([str(gpu), *[g for g in every_gpu if g != str(gpu)]]) if gpu is not None else None
-    every = EveryGpu(every_visible, every_gpu, ",".join(str(t) for t in every_turn),
-                     lambda name: "multi-gpu" in properties.get(name, ([], 0))[0])
-    if several_gpus and class_turns and not failure_stands():
-        graded += run("multi-gpu", ["-L", "^student$", "-L", "^multi-gpu$"], every.visible, every.gpus, True,
-                      max(4, jobs) + 2, every.turns)
+    if multi_gpu_thread is not None:
+        multi_gpu_thread.join()
+        if beside["error"] is not None:
+            raise beside["error"]
+        graded += beside["results"]
+    elif several_gpus and class_turns and not failure_stands():
+        graded += run("multi-gpu", multi_gpu_selection, every.visible, every.gpus, True, max(4, jobs) + 2, every.turns)
     if class_turns and not rejudged_early:
         graded = judge_shared_faults_alone(ws, graded, run, gpu, locks, turns, every if several_gpus else None)
     if several_gpus and not class_turns and not failure_stands():
-        graded += run("multi-gpu", ["-L", "^student$", "-L", "^multi-gpu$"], ",".join(every_gpu), every_gpu, False, 4)
+        graded += run("multi-gpu", multi_gpu_selection, ",".join(every_gpu), every_gpu, False, 4)
     return graded, time.monotonic() - started - waited, waited, seconds
 
 
