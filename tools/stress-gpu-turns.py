@@ -35,8 +35,10 @@ JOBS = [("solution_ch01_measuring_tests", "-BandwidthFormula.*"),
         ("solution_ch08_execution_config_tests", "RunTasks*:Chase*"),
         ("solution_ch02_transfers_tests", "*Pinned*:*Upload*"),
         ("solution_ch01_measuring_tests", "BandwidthPerf.*")]
-# Programs that use every GPU (with --gpus).
-EVERY_GPU_JOBS = [("solution_ch11_deploy_multi_gpu_tests", "MultiGpu*:PeerAccess*:ComputeOnDevices*")]
+# Programs that use every GPU (with --gpus). Not PeerAccessPerf after PeerAccess in one program:
+# its copy without peer access then has it (2 x H100, 2026-11-26: 10 of 10 failed so, the other
+# cases of those programs passed and none hung).
+EVERY_GPU_JOBS = [("solution_ch11_deploy_multi_gpu_tests", "MultiGpu*:PeerAccess*:ComputeOnDevices*:-PeerAccessPerf.*")]
 SKIPPED = 77  # a program whose tests all skipped (no GPU; tests/support/src/gtest_main.cpp)
 
 
