@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -1140,6 +1142,34 @@ TEST(Diagnosis, RulesReadAndSaidInOrder) {
   EXPECT_EQ(course::diagnose(transpose, profile).size(), 1u);
   profile.profiled = false;
   EXPECT_TRUE(course::diagnose(transpose, profile, {{"minimum_bytes", 150}}).empty());
+}
+
+// Every chapter's rules (tests/<chapter>/diagnosis.txt) parse, and each rule names only its
+// exercise's metrics and the inputs the tests give (tools/check-diagnosis-rules.py checks the
+// exercises and TODO markers against the chapters).
+TEST(Diagnosis, EveryChaptersRulesParseAndNameOnlyTheirMetrics) {
+  const std::filesystem::path tests_folder(COURSE_TESTS_SOURCE_DIR);
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(tests_folder)) {
+    const auto rules_file = entry.path() / "diagnosis.txt";
+    if (!std::filesystem::is_regular_file(rules_file)) continue;
+    ++files;
+    std::ifstream in(rules_file);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::map<std::string, course::ExerciseDiagnosis> exercises;
+    ASSERT_NO_THROW(exercises = course::parse_diagnosis_rules(text.str())) << rules_file;
+    EXPECT_FALSE(exercises.empty()) << rules_file;
+    for (const auto& [name, exercise] : exercises) {
+      std::map<std::string, double> values = {{"minimum_bytes", 1.0}};
+      for (const auto& metric : exercise.metrics) values[metric] = 1.0;
+      EXPECT_FALSE(exercise.rules.empty()) << rules_file << ": " << name;
+      for (const auto& rule : exercise.rules)
+        EXPECT_TRUE(course::evaluate_expression(rule.expression, values).has_value())
+            << rules_file << ": " << name << ": '" << rule.expression << "' names something not listed";
+    }
+  }
+  EXPECT_GE(files, 5) << "the chapters' diagnosis.txt files were not found under " << tests_folder;
 }
 
 TEST(Diagnosis, ExpressionsAndMistakes) {
