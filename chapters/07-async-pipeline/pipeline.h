@@ -61,7 +61,8 @@ __global__ void mirror_tiles_sync_kernel(const float* __restrict__ in, float* __
 /// it runs issues asynchronous global-to-shared copies (LDGSTS; or, from compute capability 9.0,
 /// the bulk or tensor copies of exercise 2, UBLKCP or UTMALDG), those copies carry every whole
 /// tile, counted while the kernel runs, so a copy in a branch that never runs or a path taken
-/// only at some sizes does not count, nor a small bulk copy beside plain loads of the tile's data
+/// only at some sizes does not count, nor copies that carry nothing beside plain loads of the
+/// tile's data (a small bulk copy, a zero-fill copy; a generic load, LD, counts as a plain one)
 /// (MirrorTilesPipelinedCountedTechnique.AsynchronousCopiesCarryEveryTile),
 /// it holds at least two tiles in shared memory, and it makes no copies of its own.
 __global__ void mirror_tiles_pipelined_kernel(const float* __restrict__ in, float* __restrict__ out, size_t n);

@@ -1001,6 +1001,11 @@ TEST(ExecutedInstructions, NamesOpcodesWidthsAndOffsets) {
   EXPECT_EQ(course::access_bytes("STG.E desc[UR4][R2.64], R5"), 4);
   EXPECT_EQ(course::access_bytes("UBLKCP.S.G [UR8], [UR4], UR6"), 0);
   EXPECT_EQ(course::access_bytes("FFMA R1, R2, R3, R4"), 0);
+  // Vector and 64-bit atomics (a reduction of four floats moves 16 bytes).
+  EXPECT_EQ(course::access_bytes("ATOMG.E.ADD.F32x4.FTZ.RN.STRONG.GPU PT, R4, desc[UR4][R2.64], R8"), 16);
+  EXPECT_EQ(course::access_bytes("REDG.E.ADD.F16x2.RN.STRONG.GPU desc[UR4][R2.64], R5"), 4);
+  EXPECT_EQ(course::access_bytes("ATOMG.E.ADD.F64.RN.STRONG.GPU PT, R4, desc[UR4][R2.64], R8"), 8);
+  EXPECT_EQ(course::access_bytes("ATOMG.E.ADD.STRONG.GPU PT, R4, desc[UR4][R2.64], R8"), 4);
   const auto by_offset = course::instructions_by_offset(
       "        /*0000*/                   LDC R1, c[0x0][0x28] ;          /* 0x00000a00ff017b82 */\n"
       "                                                                   /* 0x000fe40000000800 */\n"
@@ -1069,6 +1074,40 @@ TEST(ExecutedInstructions, BulkCopiesCountForTheirKernelsSharedMemory) {
   EXPECT_TRUE(course::stored_into_shared_at_least(ran, "t", 101 * 16384, "all"));
   ran.executed.counted = false;
   EXPECT_TRUE(course::stored_into_shared_at_least(ran, "t", 1LL << 40, "all"));  // nothing counted: not judged here
+}
+
+// Asynchronous copies that carry nothing beside plain loads of the data (zero-fill cp.async of
+// 0 source bytes: each counts for its width) count no more than bulk copies do: for what the
+// plain loads did not read (the adversary's zfill-decoy fixtures, chapter 07).
+TEST(ExecutedInstructions, AsynchronousCopiesCountOnlyForWhatPlainLoadsDidNotRead) {
+  course::Activity ran;
+  course::KernelLaunch launch;
+  launch.name = "mirror";
+  launch.readable = "mirror";
+  launch.static_shared_bytes = 4096;
+  ran.kernels = {launch};
+  ran.executed.counted = true;
+  const long long tiles = 100, tile_bytes = 4096;
+  ran.executed.instructions = {
+      {"mirror", 0x10, "LDGSTS.E.BYPASS.128.ZFILL [R5], desc[UR4][R2.64]", 8 * tiles, 256 * tiles},
+      {"mirror", 0x20, "LDG.E.128.CONSTANT R8, desc[UR4][R6.64]", 8 * tiles, 256 * tiles}};
+  const auto decoy = course::stored_into_shared_at_least(ran, "mirror", tiles * tile_bytes, "the tiles", true);
+  EXPECT_FALSE(decoy);
+  EXPECT_NE(std::string(decoy.message()).find("moved 409600 bytes, of which its asynchronous copies count for at most 0"),
+            std::string::npos)
+      << decoy.message();
+  // Without the plain loads (the copies carry the data), the copies count in full.
+  ran.executed.instructions.pop_back();
+  EXPECT_TRUE(course::stored_into_shared_at_least(ran, "mirror", tiles * tile_bytes, "the tiles", true));
+  // A partial tile read plainly, within what the exercise allows: still in full.
+  ran.executed.instructions.push_back({"mirror", 0x30, "LDG.E R8, desc[UR4][R6.64]", 4, 100});
+  EXPECT_TRUE(course::stored_into_shared_at_least(ran, "mirror", tiles * tile_bytes, "the tiles", true, 400));
+  EXPECT_FALSE(course::stored_into_shared_at_least(ran, "mirror", tiles * tile_bytes, "the tiles", true, 0));
+  // Read plainly and stored (STS): the stores count, whatever the copies did.
+  ran.executed.instructions.back() = {"mirror", 0x30, "LDG.E.128 R8, desc[UR4][R6.64]", 8 * tiles, 256 * tiles};
+  ran.executed.instructions.push_back({"mirror", 0x40, "STS.128 [R5], R8", 8 * tiles, 256 * tiles});
+  EXPECT_TRUE(course::stored_into_shared_at_least(ran, "mirror", tiles * tile_bytes, "the tiles"));
+  EXPECT_FALSE(course::stored_into_shared_at_least(ran, "mirror", tiles * tile_bytes, "the tiles", true));
 }
 
 // The SASS the build wrote beside a program is read only while it is newer than the program:

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -51,6 +52,16 @@ int access_bytes(const std::string& instruction) {
     else if (modifier == "64") bytes = 8;
     else if (modifier == "U16" || modifier == "S16") bytes = 2;
     else if (modifier == "U8" || modifier == "S8") bytes = 1;
+    else if (modifier == "F64" || modifier == "S64" || modifier == "U64") bytes = 8;
+    else if (const auto x = modifier.find('x'); x != std::string::npos && x > 1 && x + 1 < modifier.size()) {
+      // A vector atomic's type, e.g. ATOMG.E.ADD.F32x4: 4 floats, 16 bytes.
+      const std::size_t digits = modifier.find_first_of("0123456789");
+      if (digits != std::string::npos && digits < x) {
+        const int bits = std::atoi(modifier.substr(digits, x - digits).c_str());
+        const int count = std::atoi(modifier.substr(x + 1).c_str());
+        if (bits > 0 && count > 0) bytes = bits / 8 * count;
+      }
+    }
   }
   return bytes;
 }
