@@ -34,6 +34,31 @@ macro(course_import_prebuilt_judge)
   endforeach()
 endmacro()
 
+# The chapter's diagnosis rules (test_dir/diagnosis.txt, course/diagnosis.h), compiled into its
+# tests as COURSE_DIAGNOSIS_RULES_TEXT (a string; "" without the file): the tests carry
+# them, so that no program reads a file for them, inside a grader's sandbox or out.
+function(course_compile_diagnosis_rules id test_dir)
+  set(rules_file "${test_dir}/diagnosis.txt")
+  set(text "")
+  if(EXISTS "${rules_file}")
+    file(READ "${rules_file}" text)
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${rules_file}")
+  endif()
+  set(header "${CMAKE_BINARY_DIR}/course-diagnosis/${id}/course_diagnosis_rules.h")
+  string(CONCAT content "// Generated from ${rules_file} (cmake/CoursePrebuilt.cmake).\n#pragma once\n\n"
+                       "namespace course_generated {\n"
+                       "inline constexpr char kDiagnosisRules[] = R\"course_rules(${text})course_rules\";\n"
+                       "}  // namespace course_generated\n\n"
+                       "#define COURSE_DIAGNOSIS_RULES_TEXT ::course_generated::kDiagnosisRules\n")
+  if(EXISTS "${header}")
+    file(READ "${header}" before)
+  endif()
+  if(NOT "${before}" STREQUAL "${content}")
+    file(WRITE "${header}" "${content}")
+  endif()
+  target_include_directories(${id}_tests_obj PRIVATE "${CMAKE_BINARY_DIR}/course-diagnosis/${id}")
+endfunction()
+
 # A chapter's tests: compiled here, or imported from the prebuilt judge. Returns the target.
 function(course_chapter_tests id test_dir test_sources)
   if(COURSE_PREBUILT_DIR)
@@ -50,6 +75,7 @@ function(course_chapter_tests id test_dir test_sources)
     # the judge's build is then as long as its slowest file, not the library's plus a chapter's.
     set_target_properties(${id}_tests_obj PROPERTIES OPTIMIZE_DEPENDENCIES ON)
     target_include_directories(${id}_tests_obj PRIVATE "${test_dir}")
+    course_compile_diagnosis_rules(${id} "${test_dir}")
     set_property(GLOBAL APPEND PROPERTY COURSE_PREBUILT_CHAPTER_IDS ${id})
   endif()
 endfunction()

@@ -235,6 +235,11 @@ endif()
 if("$ENV{COURSE_PROFILE}" STREQUAL "1")
   list(APPEND _course_flags "--course_profile=1")
 endif()
+# COURSE_DIAGNOSE=1: each perf test profiles one more, untimed call and explains its figures
+# (course/diagnosis.h; off by default until each chapter's rules are checked on a GPU).
+if("$ENV{COURSE_DIAGNOSE}" STREQUAL "1")
+  list(APPEND _course_flags "--course_diagnose=1")
+endif()
 # COURSE_GPU_YIELD=0: each program holds its shared GPU turn to the end instead of yielding it to
 # waiting measurements (course/gpu_turn.h; grade-submission --hold-gpu-turns).
 if("$ENV{COURSE_GPU_YIELD}" STREQUAL "0")

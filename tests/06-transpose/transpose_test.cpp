@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "course/diagnosis.h"
 #include "course/testing.h"
+#include "course_diagnosis_rules.h"
 #include "transpose.h"
 
 namespace {
@@ -284,6 +286,16 @@ TEST(TransposeTiledPerf, ReachesThreeQuartersOfCopyPeakAt8192) {
   perf.ceiling = course::bandwidth_ceiling_gbps(&perf.ceiling_name);
   perf.verify_timed_output(course::all_close(transpose_on_cpu(host, n, n), out.download(), {0, 0},
                                              {count / n, static_cast<size_t>(n)}));
+  // With COURSE_DIAGNOSE=1, one more call, untimed, under the hardware counters: what they say
+  // of it (tests/06-transpose/diagnosis.txt) goes with the verdict, never into it.
+  perf.diagnosis = course::diagnose_call(
+                       COURSE_DIAGNOSIS_RULES_TEXT, "transpose_tiled",
+                       [&] {
+                         transpose_tiled(in.data(), out.data(), n, n, stream);
+                         CUDA_CHECK(cudaStreamSynchronize(stream));
+                       },
+                       {{"minimum_bytes", 2 * bytes}})
+                       .sentences;
   perf.hint =
       "a tiled transpose near half the copy peak usually has shared-memory bank conflicts: "
       "with a [32][32] tile, the 32 threads of a warp reading one column of the tile all hit "

@@ -189,9 +189,9 @@ TEST(PerfScale, ParsesValidFactorsAndRejectsOthers) {
 TEST(Settings, ComeFromTheCommandLineAndLeaveTheRestToGoogleTest) {
   char program[] = "tests", seed[] = "--course_seed=42", scale[] = "--course_perf_scale=0.5",
        tool[] = "--course_sanitizer=memcheck", filter[] = "--gtest_filter=A.B", profile[] = "--course_profile=1",
-       turn[] = "--course_gpu_lock=/tmp/a:b.lock", held[] = "--course_gpu_yield=0";
-  char* argv[] = {program, seed, filter, scale, tool, profile, turn, held, nullptr};
-  int argc = 8;
+       turn[] = "--course_gpu_lock=/tmp/a:b.lock", held[] = "--course_gpu_yield=0", diagnose[] = "--course_diagnose=1";
+  char* argv[] = {program, seed, filter, scale, tool, profile, turn, held, diagnose, nullptr};
+  int argc = 9;
   const course::Settings parsed = course::parse_settings_from(&argc, argv);
   EXPECT_EQ(parsed.seed, std::uint64_t{42});
   EXPECT_DOUBLE_EQ(parsed.perf_scale, 0.5);
@@ -199,13 +199,14 @@ TEST(Settings, ComeFromTheCommandLineAndLeaveTheRestToGoogleTest) {
   EXPECT_TRUE(parsed.profile);
   EXPECT_EQ(parsed.gpu_lock, std::optional<std::string>("/tmp/a:b.lock"));
   EXPECT_FALSE(parsed.gpu_yield);
+  EXPECT_TRUE(parsed.diagnose);
   ASSERT_EQ(argc, 2);
   EXPECT_STREQ(argv[1], "--gtest_filter=A.B");
   EXPECT_EQ(argv[2], nullptr);
 
   char bad_scale[] = "--course_perf_scale=7", unknown[] = "--course_speed=9", bad_profile[] = "--course_profile=yes",
-       no_path[] = "--course_gpu_lock=", bad_yield[] = "--course_gpu_yield=no";
-  for (char* bad : {bad_scale, unknown, bad_profile, no_path, bad_yield}) {
+       no_path[] = "--course_gpu_lock=", bad_yield[] = "--course_gpu_yield=no", bad_diagnose[] = "--course_diagnose=yes";
+  for (char* bad : {bad_scale, unknown, bad_profile, no_path, bad_yield, bad_diagnose}) {
     char* args[] = {program, bad, nullptr};
     int count = 2;
     EXPECT_THROW(course::parse_settings_from(&count, args), std::invalid_argument) << bad;
@@ -220,6 +221,7 @@ TEST(Settings, ComeFromTheCommandLineAndLeaveTheRestToGoogleTest) {
   EXPECT_FALSE(defaults.profile);
   EXPECT_FALSE(defaults.gpu_lock.has_value());
   EXPECT_TRUE(defaults.gpu_yield);
+  EXPECT_FALSE(defaults.diagnose);
 }
 
 // Takes a turn of `mode` on `path` in another thread; `given` says when it has it. The thread
@@ -792,6 +794,37 @@ TEST(PerfCheck, NeedsEveryTimedCallFreshAndRight) {
   EXPECT_FALSE(result);
   EXPECT_NE(std::string(result.message()).find("call 4 of 23"), std::string::npos) << result.message();
   EXPECT_NE(course::perf_line(check, 1.0).find("NOT A MEASUREMENT"), std::string::npos);
+}
+
+// A diagnosis (course/diagnosis.h) goes into a shortfall's message and never changes a verdict.
+TEST(PerfCheck, AShortfallCarriesItsDiagnosis) {
+  course::PerfCheck check;
+  check.what = "transpose_tiled";
+  check.measured = 50;
+  check.baseline = 100;
+  check.required_ratio = 0.75;
+  check.hint = "pad the tile";
+  check.fresh_inputs_not_needed = "the test's own";
+  check.verify_timed_output(::testing::AssertionSuccess());
+  check.diagnosis = {"each shared-memory load takes 32 wavefronts", "DRAM traffic 1 x the minimum"};
+  const auto short_of = course::evaluate_ratio(check, 1.0);
+  EXPECT_FALSE(short_of);
+  EXPECT_NE(std::string(short_of.message()).find(
+                "\nDiagnosis: each shared-memory load takes 32 wavefronts; DRAM traffic 1 x the minimum"),
+            std::string::npos)
+      << short_of.message();
+  check.measured = 90;
+  EXPECT_TRUE(course::evaluate_ratio(check, 1.0));
+}
+
+// Without --course_diagnose=1 nothing is profiled, and the call is not made.
+TEST(Diagnosis, ACallIsDiagnosedOnlyWhenAskedFor) {
+  int calls = 0;
+  const auto none = course::diagnose_call("exercise transpose_tiled\nmetric dram__bytes_read.sum\n", "transpose_tiled",
+                                          [&] { ++calls; });
+  EXPECT_TRUE(none.sentences.empty());
+  EXPECT_NE(none.why_not.find("not asked for"), std::string::npos) << none.why_not;
+  EXPECT_EQ(calls, 0);
 }
 
 TEST(PerfCheck, LineNamesMeasuredBaselineRatioAndRequirement) {

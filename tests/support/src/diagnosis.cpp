@@ -1,5 +1,8 @@
 #include "course/diagnosis.h"
 
+#include "course/gpu_turn.h"
+#include "course/settings.h"
+
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -201,6 +204,36 @@ std::vector<std::string> diagnose(const ExerciseDiagnosis& exercise, const Kerne
     if (value && holds(*value, rule.comparison, rule.threshold)) said.push_back(with_value(rule.sentence, *value));
   }
   return said;
+}
+
+CallDiagnosis diagnose_call(const std::string& rules, const std::string& exercise, const std::function<void()>& work,
+                            const std::map<std::string, double>& inputs) {
+  CallDiagnosis result;
+  if (!settings().diagnose) {
+    result.why_not = "not asked for (--course_diagnose=1, COURSE_DIAGNOSE=1)";
+    return result;
+  }
+  try {
+    const auto exercises = parse_diagnosis_rules(rules);
+    const auto found = exercises.find(exercise);
+    if (found == exercises.end()) {
+      result.why_not = "no diagnosis rules for " + exercise;
+      return result;
+    }
+    KernelProfile profile;
+    {
+      const ExclusiveGpuTurn counting;  // the counters are the device's (gpu_turn.h)
+      profile = profile_kernels(work, found->second.metrics);
+    }
+    if (!profile.profiled) {
+      result.why_not = profile.why_not;
+      return result;
+    }
+    result.sentences = diagnose(found->second, profile, inputs);
+  } catch (const std::exception& error) {
+    result.why_not = error.what();
+  }
+  return result;
 }
 
 }  // namespace course

@@ -7,6 +7,14 @@
 
 namespace course {
 
+namespace {
+std::string joined_diagnosis(const PerfCheck& c) {
+  std::string text;
+  for (const auto& sentence : c.diagnosis) text += (text.empty() ? "" : "; ") + sentence;
+  return text;
+}
+}  // namespace
+
 double effective_bandwidth_gbps(double bytes_read, double bytes_written, double milliseconds) {
   if (milliseconds <= 0) throw std::invalid_argument("effective_bandwidth_gbps: time <= 0");
   return (bytes_read + bytes_written) / 1e9 / (milliseconds / 1e3);
@@ -72,6 +80,7 @@ std::string perf_line(const PerfCheck& c, double scale) {
 ::testing::AssertionResult meets_ratio(const PerfCheck& c) {
   const double scale = perf_threshold_scale();
   std::printf("%s\n", perf_line(c, scale).c_str());
+  if (!c.diagnosis.empty()) std::printf("[ DIAGNOSIS] %s: %s\n", c.what.c_str(), joined_diagnosis(c).c_str());
   std::fflush(stdout);
   ::testing::Test::RecordProperty("measured", std::to_string(c.measured) + " " + c.unit);
   ::testing::Test::RecordProperty("baseline", std::to_string(c.baseline) + " " + c.unit);
@@ -140,7 +149,9 @@ bool events_agree_with_host(const TimingStats& t) {
   std::snprintf(buffer, sizeof buffer, "%s reached %.1f %s, %.0f%% of %s (%.1f %s); %.0f%% is needed.",
                 c.what.c_str(), c.measured, c.unit.c_str(), 100 * ratio, c.baseline_name.c_str(),
                 c.baseline, c.unit.c_str(), 100 * required);
-  return ::testing::AssertionFailure() << buffer << "\nHint: " << c.hint;
+  auto failure = ::testing::AssertionFailure() << buffer << "\nHint: " << c.hint;
+  if (!c.diagnosis.empty()) failure << "\nDiagnosis: " << joined_diagnosis(c);
+  return failure;
 }
 
 }  // namespace course

@@ -19,6 +19,7 @@
 /// the diagnosis.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -53,5 +54,21 @@ std::optional<double> evaluate_expression(const std::string& expression, const s
 /// of each metric) and the test's `inputs`; none when nothing was profiled.
 std::vector<std::string> diagnose(const ExerciseDiagnosis& exercise, const KernelProfile& profile,
                                   const std::map<std::string, double>& inputs = {}, int limit = 2);
+
+/// What diagnose_call found: its sentences, or why there are none.
+struct CallDiagnosis {
+  std::vector<std::string> sentences;  ///< the diagnosis (none when nothing held or was profiled)
+  std::string why_not;                 ///< why nothing was profiled ("" when it was)
+};
+
+/// With --course_diagnose=1 (settings.h; COURSE_DIAGNOSE=1 at ctest time): runs `work` once more,
+/// untimed, in the exclusive GPU turn, under the range profiler (profile_kernels) with the metrics
+/// that `exercise` lists in `rules` (its chapter's diagnosis.txt, compiled into the chapter's
+/// tests as COURSE_DIAGNOSIS_RULES_TEXT), and diagnoses the figures with `inputs` (e.g.
+/// minimum_bytes). Called after the timed calls and their checks; what it finds goes into
+/// PerfCheck::diagnosis and never changes a verdict: without the flag, the exercise's rules or the
+/// counters, why_not says why.
+CallDiagnosis diagnose_call(const std::string& rules, const std::string& exercise, const std::function<void()>& work,
+                            const std::map<std::string, double>& inputs = {});
 
 }  // namespace course

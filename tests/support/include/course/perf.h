@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "course/timing.h"
 
@@ -40,6 +41,9 @@ struct PerfCheck {
   /// exercise only chose how to launch or configure it); empty for code under test, whose timing
   /// must come from the FreshCalls variants of time_on_stream and time_on_host.
   std::string fresh_inputs_not_needed;
+  /// What the exercise's profile says (course/diagnosis.h, diagnose_call): added to a shortfall's
+  /// message, and printed for a pass; never part of the verdict.
+  std::vector<std::string> diagnosis;
 
   /// Records whether the output of the timed calls (poisoned before them) is right. A check
   /// whose timed output was never verified fails: a timing means nothing without it.
@@ -70,8 +74,9 @@ std::string perf_line(const PerfCheck& check, double scale);
 /// Each failure says what was seen and what it means; a shortfall gives the hint.
 ::testing::AssertionResult evaluate_ratio(const PerfCheck& check, double scale);
 
-/// Prints perf_line, records it as test properties, and passes if measured / baseline
-/// >= required_ratio * perf_threshold_scale(); on failure the message carries the hint.
+/// Prints perf_line (and, with a diagnosis, "[ DIAGNOSIS] <what>: <sentences>"), records it as
+/// test properties, and passes if measured / baseline >= required_ratio * perf_threshold_scale();
+/// on failure the message carries the hint and the diagnosis.
 ::testing::AssertionResult meets_ratio(const PerfCheck& check);
 
 }  // namespace course

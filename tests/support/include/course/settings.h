@@ -19,6 +19,9 @@ struct Settings {
   double perf_scale = 1.0;            ///< --course_perf_scale=X: every required ratio times X
   std::string sanitizer;              ///< --course_sanitizer=TOOL: running under compute-sanitizer
   bool profile = false;               ///< --course_profile=1: print where the time went (course/profile.h)
+  /// --course_diagnose=1: each perf test profiles one more, untimed call of the exercise and
+  /// explains its figures (course/diagnosis.h, diagnose_call); off by default
+  bool diagnose = false;
   /// --course_gpu_lock=PATH[,PATH...]: take turns on the GPU with this lock file (with several, one
   /// per GPU the program uses: course/gpu_turn.h)
   std::optional<std::string> gpu_lock;
