@@ -480,10 +480,11 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
     graded, waited, seconds = [], 0.0, {}
 
     def run(phase, selection, visible, phase_locks, shared, phase_jobs, turn_lock=None, pass_env=None, tests=only,
-            test_dir=None):
+            test_dir=None, beside_others=False):
         """One ctest run, holding the GPU locks; returns its results (none when ctest wrote no report).
         `test_dir` (default: the build) is where ctest starts and keeps its logs: one that runs beside
-        another has its own (a CTestTestfile.cmake that takes the build's tests)."""
+        another has its own (a CTestTestfile.cmake that takes the build's tests), and its wait for the
+        GPU locks (`beside_others`) is not this grading's: the other phases go on meanwhile."""
         test_dir = test_dir or ws.build
         nonlocal waited
         junit = ws.root / f"ctest-{phase.replace(' ', '-')}.xml"
@@ -497,7 +498,8 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
         lock = gpu_locks(lock_dir, phase_locks, shared) if (lock_dir and phase_locks) else contextlib.nullcontext()
         waiting_since = time.monotonic()
         with lock:
-            waited += time.monotonic() - waiting_since
+            if not beside_others:
+                waited += time.monotonic() - waiting_since
             phase_started = time.monotonic()
             # A batch's output is that of all its cases; each passed case's part goes into the report.
             subprocess.run(["ctest", "--test-dir", str(test_dir), *selection, "-R", tests, "-j", str(phase_jobs),
@@ -557,7 +559,7 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
         def run_multi_gpu():
             try:
                 beside["results"] = run("multi-gpu", multi_gpu_selection, every.visible, every.gpus, True,
-                                        max(4, jobs), every.turns, test_dir=every_dir)
+                                        max(4, jobs), every.turns, test_dir=every_dir, beside_others=True)
             except BaseException as error:  # raised again where the thread is joined
                 beside["error"] = error
         multi_gpu_thread = threading.Thread(target=run_multi_gpu, name="multi-gpu tests")
