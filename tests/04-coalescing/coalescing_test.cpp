@@ -9,8 +9,10 @@
 
 #include "coalescing.h"
 #include "course/activity.h"
+#include "course/diagnosis.h"
 #include "course/gpu_turn.h"
 #include "course/testing.h"
+#include "course_diagnosis_rules.h"
 
 namespace {
 
@@ -522,6 +524,15 @@ TEST(RowSumsCoalescedPerf, NearTheCopyPeak) {
   perf.timing = coalesced;
   perf.ceiling = course::bandwidth_ceiling_gbps(&perf.ceiling_name);
   perf.verify_timed_output(course::all_close(row_sums_on_cpu(fresh, rows, cols), sums.download(), row_tolerance(cols)));
+  // With COURSE_DIAGNOSE=1, one more call, untimed, under the hardware counters (diagnosis.txt).
+  perf.diagnosis = course::diagnose_call(
+                       COURSE_DIAGNOSIS_RULES_TEXT, "row_sums_coalesced",
+                       [&] {
+                         row_sums_coalesced(in.data(), sums.data(), rows, cols, stream);
+                         CUDA_CHECK(cudaStreamSynchronize(stream));
+                       },
+                       {{"minimum_bytes", bytes + 4.0 * rows}})
+                       .sentences;
   perf.hint = "a warp per row with lanes reading consecutive elements; several independent partial sums per lane "
               "(unrolling) keep more loads in flight (TODO(3)).";
   EXPECT_TRUE(course::meets_ratio(perf));

@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "course/diagnosis.h"
 #include "course/testing.h"
+#include "course_diagnosis_rules.h"
 #include "matmul.h"
 #include "matmul_reference.h"
 
@@ -630,6 +632,14 @@ TEST(MatmulTiledPerf, AtLeast1_3xNaiveAt4096) {
   perf.timing = tiled;
   set_fp32_ceiling(perf);
   perf.verify_timed_output(same_result(g.C, g.C_reference, n, n, n));
+  // With COURSE_DIAGNOSE=1, one more call, untimed, under the hardware counters (diagnosis.txt).
+  perf.diagnosis = course::diagnose_call(
+                       COURSE_DIAGNOSIS_RULES_TEXT, "matmul_tiled",
+                       [&] {
+                         matmul_tiled(g.A.data(), g.B.data(), g.C.data(), n, n, n, g.stream);
+                         CUDA_CHECK(cudaStreamSynchronize(g.stream));
+                       })
+                       .sentences;
   perf.hint =
       "each element of A and B should be read from global memory once per tile and then used "
       "kMatmulTile times from shared memory. Check that the k loop inside a tile reads only "

@@ -10,7 +10,9 @@
 
 #include <cuda.h>
 
+#include "course/diagnosis.h"
 #include "course/testing.h"
+#include "course_diagnosis_rules.h"
 #include "pipeline.h"
 
 namespace {
@@ -619,6 +621,15 @@ TEST_F(MirrorTilesPipelinedPerf, AtLeast0_70OfCopyPeak) {
   course::PerfCheck perf{"mirror_tiles_pipelined, 2^26 floats", mine.gbps, "GB/s", peak,
                          "the device-to-device copy peak", kPipelinedOverCopyPeak, kPipelineHint, mine.timing};
   complete(perf, mine);
+  // With COURSE_DIAGNOSE=1, one more call, untimed, under the hardware counters (diagnosis.txt).
+  perf.diagnosis = course::diagnose_call(
+                       COURSE_DIAGNOSIS_RULES_TEXT, "mirror_tiles_pipelined",
+                       [&] {
+                         mirror_tiles_pipelined(in_.data(), out_.data(), kPerfFloats, *stream_);
+                         CUDA_CHECK(cudaStreamSynchronize(*stream_));
+                       },
+                       {{"minimum_bytes", 2.0 * kPerfFloats * sizeof(float)}})
+                       .sentences;
   EXPECT_TRUE(course::meets_ratio(perf));
 }
 

@@ -14,8 +14,10 @@
 
 #include "chapter_data.h"
 #include "course/activity.h"
+#include "course/diagnosis.h"
 #include "course/gpu_turn.h"
 #include "course/testing.h"
+#include "course_diagnosis_rules.h"
 #include "execution_config.h"
 
 namespace {
@@ -197,6 +199,14 @@ TEST(ChaseLaunchPerf, WithinTenPercentOfTheBestSweep) {
   perf.fresh_inputs_not_needed = "the timed kernel is the given chase; the exercise only chose its launch";
   std::vector<double> expected = chased_on_cpu(next, starts, steps);
   perf.verify_timed_output(course::all_close(expected, as_floats(ends.download()), {0, 0}));
+  // With COURSE_DIAGNOSE=1, one more call, untimed, under the hardware counters (diagnosis.txt).
+  perf.diagnosis = course::diagnose_call(
+                       COURSE_DIAGNOSIS_RULES_TEXT, "chase",
+                       [&] {
+                         chase(d_next.data(), ends.data(), starts, steps, chosen, stream);
+                         CUDA_CHECK(cudaStreamSynchronize(stream));
+                       })
+                       .sentences;
   perf.hint = "blocks that are too small leave an SM mostly empty, since kChaseSharedBytes per block limits how "
               "many fit; let cudaOccupancyMaxPotentialBlockSize choose (TODO(1)), and fill every SM (TODO(2)).";
   EXPECT_TRUE(course::meets_ratio(perf));
