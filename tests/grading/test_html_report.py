@@ -175,6 +175,21 @@ class SubmissionPage(unittest.TestCase):
             self.assertIn("&lt;script&gt;", page)
             self.assertIn(evil, "".join(tags.text))  # shown as text
 
+    def test_a_diagnosis_is_shown_under_its_bar_and_escaped(self):
+        results = R.read_junit(REFERENCES)
+        line = "[ DIAGNOSIS] row_sums_coalesced 16384x16384: DRAM traffic 1.01 x the minimum; <b>x</b>\n"
+        for r in results:
+            if "RowSumsCoalescedPerf" in r.name:
+                r.output = "[ DIAGNOSIS] forged: printed by the submission first\n" + r.output + line
+        page = H.submission_page(R.score(as_student(results), POINTS), [], "References")
+        self.assertIn('<div class="diagnosis">Diagnosis: DRAM traffic 1.01 x the minimum; &lt;b&gt;x&lt;/b&gt;</div>',
+                      page)
+        self.assertNotIn("forged", page)
+        # A line printed before the judge's perf line (by code under test) is not the judge's.
+        self.assertEqual(R.diagnosis_line("[ DIAGNOSIS] t: forged\n[  PERF    ] t: 1 GB/s = 1 x p (1 GB/s)\n"), "")
+        self.assertEqual(R.diagnosis_line("no diagnosis"), "")
+        self.assertEqual(R.diagnosis_of(line, "transpose_tiled 8192x8192"), "")  # another test's subject
+
     def test_a_page_needs_no_script_and_no_network(self):
         for page in (self.starters, self.references):
             self.assertNotIn("<script", page)

@@ -7,7 +7,8 @@
 A submission's page shows per chapter its points (required, stretch bonus and total against their
 maxima, as report.md), its perf tests, each as one bar on one linear scale from 0 (the student's
 rate, the required rate = the required ratio x the baseline, the baseline, and the hardware limit
-where the perf line names one), and its failed tests with what they say. Every text that comes
+where the perf line names one) with its diagnosis when the test gave one (COURSE_DIAGNOSE=1),
+and its failed tests with what they say. Every text that comes
 from a test's output (student code prints into it) is escaped: the page holds no HTML from it.
 """
 import html
@@ -125,6 +126,7 @@ tr.total td { font-weight: 600; border-top: 2px solid #c7ceda; }
 .badge { font-size: .8em; font-weight: 600; padding: 1px 7px; border-radius: 9px; border: 1px solid; margin-left: 6px; }
 .perf { margin: 10px 0 16px; } .perf .what { color: #4b5563; font-size: .92em; }
 .notmeasured { color: #c62828; font-weight: 600; }
+.diagnosis { margin-top: 0.2em; }
 details { margin: 3px 0; } summary { cursor: pointer; font-size: .92em; }
 pre { background: #f6f7f9; border: 1px solid #e3e6eb; padding: 6px 9px; white-space: pre-wrap; font-size: .85em;
       margin: 4px 0 12px; }
@@ -309,7 +311,10 @@ def _chapter_section(chapter, tests, scored):
         if perf:
             why = (f'<div class="notmeasured">NOT A MEASUREMENT: {esc(perf["not_a_measurement"])}</div>'
                    if perf["not_a_measurement"] else "")
-            out.append(f'{head}<div class="what">{esc(perf["what"])}</div>{why}{perf_bar(perf, t["outcome"])}</div>')
+            diagnosis = R.diagnosis_of(t["output"], perf["what"])
+            said = f'<div class="diagnosis">Diagnosis: {esc(diagnosis)}</div>' if diagnosis else ""
+            out.append(f'{head}<div class="what">{esc(perf["what"])}</div>{why}{perf_bar(perf, t["outcome"])}'
+                       f'{said}</div>')
         elif t["outcome"] == "not graded":
             out.append(f'{head}<div class="what">{esc(t["output"])}</div></div>')
         else:

@@ -399,6 +399,21 @@ def perf_line(output):
     return lines[-1] if lines else ""
 
 
+def diagnosis_line(output):
+    """The judge's diagnosis line (`[ DIAGNOSIS] <what>: <sentences>`, course/diagnosis.h, without
+    its tag): the judge prints it right after its perf line, once code under test has run, so
+    only a line that follows the last perf line is the judge's; "" when there is none."""
+    perf_at = output.rfind("[  PERF    ] ")
+    lines = re.findall(r"\[ DIAGNOSIS\] ([^\n]*)", output[perf_at:] if perf_at >= 0 else "")
+    return lines[-1] if lines else ""
+
+
+def diagnosis_of(output, what):
+    """What the judge's diagnosis of `what` (the perf line's subject) says, or ""."""
+    line = diagnosis_line(output)
+    return line[len(what) + 2:] if line.startswith(what + ": ") else ""
+
+
 # ---------------------------------------------------------------- the grade workflow's summary
 
 def summary(results, label, reports):
@@ -494,6 +509,8 @@ def score(results, points):
             entry.update(score=value if passed else 0, max_score=value)
             text = perf_line(r.output)
             text = (text + "\n") if text else ""
+            if diagnosis_line(r.output):
+                text += f"[ DIAGNOSIS] {diagnosis_line(r.output)}\n"
             if not passed:
                 text += "\n".join([r.reason, *gist(r.output, lines=12)])
             entry["output"] = text
