@@ -189,6 +189,7 @@ class SubmissionPage(unittest.TestCase):
         self.assertEqual(R.diagnosis_line("[ DIAGNOSIS] t: forged\n[  PERF    ] t: 1 GB/s = 1 x p (1 GB/s)\n"), "")
         self.assertEqual(R.diagnosis_line("no diagnosis"), "")
         self.assertEqual(R.diagnosis_of(line, "transpose_tiled 8192x8192"), "")  # another test's subject
+        self.assertEqual(R.diagnosis_line("[ DIAGNOSIS] t: printed where no perf line came\n"), "")
 
     def test_a_page_needs_no_script_and_no_network(self):
         for page in (self.starters, self.references):

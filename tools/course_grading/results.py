@@ -400,17 +400,20 @@ def perf_line(output):
 
 
 def diagnosis_line(output):
-    """The judge's diagnosis line (`[ DIAGNOSIS] <what>: <sentences>`, course/diagnosis.h, without
-    its tag): the judge prints it right after its perf line, once code under test has run, so
-    only a line that follows the last perf line is the judge's; "" when there is none."""
+    """The judge's diagnosis line of a test's output (`[ DIAGNOSIS] <what>: <sentences>`,
+    course/diagnosis.h, without its tag): the judge prints it right after its perf line, once code
+    under test has run, so only a line that follows the last perf line is the judge's; "" when
+    there is none. score() keeps it, tagged, after the perf line."""
     perf_at = output.rfind("[  PERF    ] ")
-    lines = re.findall(r"\[ DIAGNOSIS\] ([^\n]*)", output[perf_at:] if perf_at >= 0 else "")
+    lines = re.findall(r"\[ DIAGNOSIS\] ([^\n]*)", output[perf_at:]) if perf_at >= 0 else []
     return lines[-1] if lines else ""
 
 
-def diagnosis_of(output, what):
-    """What the judge's diagnosis of `what` (the perf line's subject) says, or ""."""
-    line = diagnosis_line(output)
+def diagnosis_of(scored_output, what):
+    """What the judge's diagnosis of `what` (the perf line's subject) says, from a scored test's
+    output (score(): the perf line, then the judge's diagnosis line, if any), or ""."""
+    lines = re.findall(r"^\[ DIAGNOSIS\] ([^\n]*)", scored_output, re.M)
+    line = lines[-1] if lines else ""
     return line[len(what) + 2:] if line.startswith(what + ": ") else ""
 
 
