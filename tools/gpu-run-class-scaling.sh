@@ -3,7 +3,8 @@
 # whole-course reference submissions graded with tools/grade-class on GPU 0 alone, then N x G on
 # all G GPUs, each checked (tools/make-class.py check: every reference passes every test). Prints
 # the seconds per submission of each, the scaling (throughput on G GPUs over G x the throughput on
-# one) and, from the one-GPU class, the time of 200 submissions. Logs and class files in LOGDIR.
+# one) and, from the one-GPU class, the time of 200 submissions. Logs, class files and each
+# grading's timing.json (NAME-timing.tgz) in LOGDIR.
 # Usage: tools/gpu-run-class-scaling.sh LOGDIR [N (default 12)] [N_ALL (default N x G)]
 #   N = 0 skips the one-GPU class, N_ALL = 0 the class on every GPU (e.g. to measure them in two
 #   calls of a device of limited time; the summary then gives each one's seconds alone).
@@ -34,6 +35,8 @@ grade() {  # grade NAME SUBMISSIONS GPUS
   local check=$?
   cp "$work/$name-graded/class.csv" "$logs/$name-class.csv" 2>/dev/null
   cp "$work/$name-graded/class-timing.csv" "$logs/$name-class-timing.csv" 2>/dev/null
+  # Each grading's timing.json (phases, waits), in one file: a device run returns few files.
+  (cd "$work/$name-graded" && tar czf "$logs/$name-timing.tgz" */timing.json 2>/dev/null)
   printf '%s: %d submissions on GPUs %s: %d s, %s s per submission; grade-class exit %d, check exit %d (%s)\n' \
     "$name" "$subs" "$on" "$seconds" "$(python3 -c "print(round($seconds / $subs, 1))")" "$status" "$check" \
     "$(tail -1 "$logs/$name-check.txt")" | tee -a "$logs/summary.txt"
