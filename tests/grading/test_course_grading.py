@@ -678,6 +678,52 @@ class FailFast(unittest.TestCase):
         self.assertEqual(ran, ["-L ^student$ -LE ^(alone|multi-gpu)$", "-L ^student$ -L ^alone$ -LE ^multi-gpu$"])
 
 
+class SeveralGpus(unittest.TestCase):
+    """grading.test in a class on several GPUs: the tests that use every GPU see every GPU (this
+    grading's first), take turns through every GPU's turn file, and run beside the grading's other
+    tests from the start, their ctest in a folder of its own."""
+
+    def test_the_multi_gpu_tests_run_beside_the_others_with_every_turn_file(self):
+        from unittest import mock
+        ws = G.Workspace(pathlib.Path(tempfile.mkdtemp()), sandbox=False)
+        ws.build.mkdir(parents=True)
+        lock_dir = pathlib.Path(tempfile.mkdtemp())
+        runs, lock = {}, threading.Lock()
+
+        def fake_run(command, **kwargs):
+            junit = pathlib.Path(command[command.index("--output-junit") + 1])
+            started = time.monotonic()
+            if "multi-gpu" not in junit.name:
+                time.sleep(0.5)  # the one-GPU tests take a while: the multi-GPU ones start meanwhile
+            with lock:
+                runs[junit.name] = (started, time.monotonic(), command, kwargs["env"])
+            junit.write_text("x")
+            return subprocess.CompletedProcess(command, 0)
+
+        def read_junit(junit, properties, reports=None):
+            return [R.TestResult(f"student.11-deploy-multi-gpu.S.{pathlib.Path(junit).stem}", "passed")]
+        with mock.patch.object(G.subprocess, "run", fake_run), mock.patch.object(R, "read_junit", read_junit), \
+                mock.patch.object(R, "test_properties", lambda *a, **k: {}):
+            graded, *_ = G.test(ws, ["11-deploy-multi-gpu"], {}, gpu="1", all_gpus="0,1", lock_dir=str(lock_dir),
+                                batches=False)
+        self.assertEqual(sorted(r.name.rsplit(".", 1)[1] for r in graded),
+                         ["ctest-multi-gpu", "ctest-side-by-side-and-alone"])
+        main_start, main_end, main_command, main_env = runs["ctest-side-by-side-and-alone.xml"]
+        multi_start, _, multi_command, multi_env = runs["ctest-multi-gpu.xml"]
+        self.assertLess(multi_start, main_end, "the multi-GPU tests waited for the others")
+        self.assertEqual(main_env["CUDA_VISIBLE_DEVICES"], "1")
+        self.assertEqual(main_env["COURSE_GPU_LOCK"], str(lock_dir / "gpu-1.turn"))
+        self.assertIn("^multi-gpu$", main_command)  # left out there (-LE)
+        self.assertEqual(multi_env["CUDA_VISIBLE_DEVICES"], "1,0")
+        self.assertEqual(multi_env["COURSE_GPU_LOCK"], f"{lock_dir / 'gpu-0.turn'},{lock_dir / 'gpu-1.turn'}")
+        test_dir = pathlib.Path(multi_command[multi_command.index("--test-dir") + 1])
+        self.assertEqual(test_dir, ws.root / "ctest-every-gpu")
+        self.assertIn(str(ws.build), (test_dir / "CTestTestfile.cmake").read_text())
+        for gpu in ("0", "1"):  # every GPU's turn files exist (the sandbox lets the programs write them)
+            for end in ("", ".gate", ".queue", ".context"):
+                self.assertTrue((lock_dir / f"gpu-{gpu}.turn{end}").exists())
+
+
 class SyscallLog(unittest.TestCase):
     """The sandbox supervisor's log, "<number> <times> <command>" per call outside the list, read
     into {name: times} and the programs that made them (grading.syscalls_outside)."""
