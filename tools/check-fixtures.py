@@ -8,19 +8,23 @@ cheating, too slow, not compiling, or legitimately different. Its fixture.txt sa
     filter: <GoogleTest filter of the tests it runs>
     expect-fail: <regular expression on Suite.Case> :: <text the failure output must contain>
     may-fail: <regular expression on Suite.Case> :: <text the failure output must contain>
+    diagnosis: <regular expression on Suite.Case> :: <text the judge's diagnosis must contain>
 
 Every test that matches an expect-fail line must fail with that text; every other test must
 pass (a fixture with no expect-fail line must pass everything). A may-fail line names a test
 that a wrong submission passes only by chance (a processor-time clock is right while the driver
-spins, not while it sleeps): it may pass, and if it fails, it fails with that text. A test skipped here (no GPU)
-leaves its expectation unchecked, and says so.
+spins, not while it sleeps): it may pass, and if it fails, it fails with that text. A diagnosis
+line is checked with --diagnose only (the tests run with COURSE_DIAGNOSE=1, course/diagnosis.h):
+the perf test's `[ DIAGNOSIS]` line must contain that text, whatever its verdict. A test skipped
+here (no GPU) leaves its expectation unchecked, and says so.
 
 Usage: tools/check-fixtures.py [--build DIR] [--junit FILE] [--report FILE.md] [--chapters A,B]
-                               [--fixtures NAME,CHAPTER/NAME] [--seeds N]
+                               [--fixtures NAME,CHAPTER/NAME] [--seeds N] [--diagnose]
   --chapters: only the fixtures of these chapter folders (e.g. 04-coalescing,10-l2-persistence).
   --fixtures: only these fixtures (a name, or chapter/name where names repeat).
   --seeds N:  run the tests N times, each with a fresh seed (COURSE_SEED, printed): a fixture
               keeps its verdict only if it has it on every seed.
+  --diagnose: run them with COURSE_DIAGNOSE=1 and check the fixtures' diagnosis lines too.
   Configures nothing: run `cmake --preset default -DCOURSE_FIXTURES=ON` and build first.
   Without --junit it runs `ctest -L fixture` itself (perf tests stay RUN_SERIAL).
 """
@@ -40,7 +44,8 @@ def read_fixtures():
     fixtures = {}
     for spec in sorted((TOP / "tools" / "fixtures").glob("*/*/fixture.txt")):
         chapter, name = spec.parent.parent.name, spec.parent.name
-        entry = {"chapter": chapter, "name": name, "class": "?", "expect": [], "may": [], "about": ""}
+        entry = {"chapter": chapter, "name": name, "class": "?", "expect": [], "may": [], "diagnosis": [],
+                 "about": ""}
         for line in spec.read_text().splitlines():
             if line.startswith("#") and not entry["about"]:
                 entry["about"] = line.lstrip("# ").strip()
@@ -52,6 +57,9 @@ def read_fixtures():
             elif line.startswith("may-fail:"):
                 pattern, _, text = line.split(":", 1)[1].partition("::")
                 entry["may"].append((re.compile(pattern.strip()), text.strip()))
+            elif line.startswith("diagnosis:"):
+                pattern, _, text = line.split(":", 1)[1].partition("::")
+                entry["diagnosis"].append((re.compile(pattern.strip()), text.strip()))
         fixtures[(name, chapter)] = entry
     return fixtures
 
@@ -83,8 +91,9 @@ def first_problem_line(output):
     return ""
 
 
-def verdicts(fixtures, results):
-    """[(fixture, class, expected, got, verdict, message, problems)] for each fixture."""
+def verdicts(fixtures, results, diagnose=False):
+    """[(fixture, class, expected, got, verdict, message, problems)] for each fixture (with
+    `diagnose`, its diagnosis lines checked too)."""
     rows = []
     for (name, chapter), fixture in fixtures.items():
         prefix = f"fixture.{name}.{chapter}."
@@ -115,6 +124,17 @@ def verdicts(fixtures, results):
         for pattern, text in fixture["expect"]:
             if not any(pattern.search(test) for test in mine):
                 problems.append(f"no test matches the expectation '{pattern.pattern}'")
+        for pattern, text in fixture["diagnosis"] if diagnose else []:
+            tests = [test for test in mine if pattern.search(test)]
+            if not tests:
+                problems.append(f"no test matches the diagnosis expectation '{pattern.pattern}'")
+            for test in tests:
+                outcome, output = mine[test]
+                if outcome == "skipped":
+                    skipped_expectations += 1
+                elif text not in R.diagnosis_line(output):
+                    said = R.diagnosis_line(output) or "no diagnosis"
+                    problems.append(f"{test}'s diagnosis lacks '{text}' (it said: {said[:200]})")
         expected = "pass" if not fixture["expect"] else f"fail {len(fixture['expect'])} rule(s)"
         if problems:
             verdict = "MISMATCH"
@@ -128,15 +148,19 @@ def verdicts(fixtures, results):
     return rows
 
 
-def run_ctest(build, fixtures, junit, seed=None):
-    """Runs the selected fixtures' tests (all four jobs at a time; perf tests stay RUN_SERIAL)."""
+def run_ctest(build, fixtures, junit, seed=None, diagnose=False):
+    """Runs the selected fixtures' tests (all four jobs at a time; perf tests stay RUN_SERIAL);
+    with `diagnose`, with COURSE_DIAGNOSE=1 and the passed tests' whole output kept."""
     R.clear_reports(R.report_dir(build))
     names = sorted({re.escape(name) + r"\." + re.escape(chapter) for name, chapter in fixtures})
     select = ["-R", r"^fixture\.(" + "|".join(names) + r")\."]
     env = dict(os.environ)
     if seed is not None:
         env["COURSE_SEED"] = str(seed)
-    subprocess.run(["ctest", "--test-dir", build, "-L", "^fixture$", *select, "-j", "4", "--output-junit", junit],
+    if diagnose:
+        env["COURSE_DIAGNOSE"] = "1"
+    keep = ["--test-output-size-passed", str(1 << 20), "--test-output-size-failed", str(1 << 20)] if diagnose else []
+    subprocess.run(["ctest", "--test-dir", build, "-L", "^fixture$", *select, "-j", "4", "--output-junit", junit, *keep],
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
 
 
@@ -148,6 +172,7 @@ def main():
     parser.add_argument("--chapters", help="comma-separated chapter folders (default: all)")
     parser.add_argument("--fixtures", help="comma-separated fixture names, or chapter/name (default: all)")
     parser.add_argument("--seeds", type=int, default=1, help="runs, each with a fresh seed (default 1: the tests' own)")
+    parser.add_argument("--diagnose", action="store_true", help="with COURSE_DIAGNOSE=1, checking the diagnosis lines")
     args = parser.parse_args()
     chapters = set(args.chapters.split(",")) if args.chapters else None
     wanted = set(args.fixtures.split(",")) if args.fixtures else None
@@ -170,8 +195,8 @@ def main():
         junit = args.junit
         if not junit:
             junit = str(pathlib.Path(build) / "fixtures-report.xml")
-            run_ctest(build, fixtures, junit, seed)
-        rows = verdicts(fixtures, read_results(junit, R.report_dir(build)))
+            run_ctest(build, fixtures, junit, seed, args.diagnose)
+        rows = verdicts(fixtures, read_results(junit, R.report_dir(build)), args.diagnose)
         if args.seeds > 1:
             bad = sum(1 for row in rows if row[4] == "MISMATCH")
             print(f"check-fixtures: seed {seed} (run {run + 1}/{args.seeds}): {bad} of {len(rows)} mismatched")

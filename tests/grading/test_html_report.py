@@ -203,6 +203,29 @@ class SubmissionPage(unittest.TestCase):
         self.assertIn("yours: 2852.7 GB/s", page)
 
 
+class FixtureDiagnosis(unittest.TestCase):
+    """tools/check-fixtures.py --diagnose: a fixture's `diagnosis:` line must be in the judge's
+    [ DIAGNOSIS] line (after its perf line) of the tests it names; without --diagnose it is not checked."""
+
+    def test_a_diagnosis_expectation(self):
+        check = load_script("check-fixtures.py")
+        fixture = {("unpadded", "06-transpose"): {
+            "chapter": "06-transpose", "name": "unpadded", "class": "threshold", "about": "", "may": [],
+            "expect": [(re.compile("TransposeTiledPerf"), "Pad the tile")],
+            "diagnosis": [(re.compile("TransposeTiledPerf"), "wavefronts")]}}
+        test = "fixture.unpadded.06-transpose.TransposeTiledPerf.At8192"
+        perf = "[  PERF    ] transpose_tiled 8192x8192: 1500.0 GB/s = 0.500 x copy peak (3000.0 GB/s)\n"
+        said = perf + "[ DIAGNOSIS] transpose_tiled 8192x8192: each shared-memory load takes 32 wavefronts\nPad the tile"
+        (row,) = check.verdicts(fixture, {test: ("failed", said)}, diagnose=True)
+        self.assertEqual(row[4], "ok", row)
+        forged = "[ DIAGNOSIS] transpose_tiled 8192x8192: 32 wavefronts\n" + perf + "Pad the tile"
+        (row,) = check.verdicts(fixture, {test: ("failed", forged)}, diagnose=True)
+        self.assertEqual(row[4], "MISMATCH")
+        self.assertIn("diagnosis lacks 'wavefronts'", row[6][0])
+        (row,) = check.verdicts(fixture, {test: ("failed", forged)})  # not asked for: not checked
+        self.assertEqual(row[4], "ok")
+
+
 class ClassPage(unittest.TestCase):
     """tools/grade-class --collect writes class.html beside class.csv."""
 
