@@ -203,6 +203,8 @@ class SubmissionPage(unittest.TestCase):
         self.assertIn("yours: 2852.7 GB/s", page)
 
 
+@unittest.skipUnless((COURSE / "tools" / "check-fixtures.py").is_file(),
+                     "the fixtures and their checker stay with the instructors (not in a student release)")
 class FixtureDiagnosis(unittest.TestCase):
     """tools/check-fixtures.py --diagnose: a fixture's `diagnosis:` line must be in the judge's
     [ DIAGNOSIS] line (after its perf line) of the tests it names; without --diagnose it is not checked."""
