@@ -115,7 +115,8 @@ class GpuTurn {
   void release_context_turn();
 
  private:
-  /// The descriptors of one lock file and the three beside it.
+  /// @cond INTERNAL
+  // The descriptors of one lock file and the three beside it.
   struct Files {
     std::string path;
     int lock = -1;
@@ -127,6 +128,7 @@ class GpuTurn {
   void close_all();
   std::string path_;
   std::vector<Files> files_;
+  /// @endcond
 };
 
 /// The lock files that a --course_gpu_lock value names (comma-separated, none empty). Throws
