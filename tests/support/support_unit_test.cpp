@@ -353,14 +353,30 @@ TEST(GpuTurn, SeveralLockFilesAreSeparatedByCommas) {
     EXPECT_THROW(course::gpu_turn_paths(bad), std::runtime_error) << "'" << bad << "'";
 }
 
+// Two GPUs' turn files under `name` and the pair as a program of both names them
+// (--course_gpu_lock=A,B); `remove` deletes every file of both.
+struct TwoGpuTurnFiles {
+  explicit TwoGpuTurnFiles(const std::string& name) {
+    const std::string stem = testing::TempDir() + name + "-" + std::to_string(::getpid());
+    first = stem + "-0.turn";
+    second = stem + "-1.turn";
+    both = first + "," + second;
+  }
+  void remove() const {
+    remove_turn_files(first);
+    remove_turn_files(second);
+  }
+  std::string first, second, both;
+};
+
 // A program that uses several GPUs takes its turns on each one's file (a class on several GPUs,
 // tools/course_grading): a measurement on one GPU waits for it, and it sees that measurement;
 // its own measurement waits for the programs of every GPU, and keeps back every GPU's later
 // shared turns meanwhile.
 TEST(GpuTurn, ATurnOnSeveralFilesHoldsEachAndSeesAMeasurementOnAny) {
   using course::GpuTurnMode;
-  const std::string stem = testing::TempDir() + "course-gpu-turn-several-" + std::to_string(::getpid());
-  const std::string first_gpu = stem + "-0.turn", second_gpu = stem + "-1.turn", both = first_gpu + "," + second_gpu;
+  const TwoGpuTurnFiles files("course-gpu-turn-several");
+  const std::string &first_gpu = files.first, &second_gpu = files.second, &both = files.both;
   const std::chrono::milliseconds short_wait(300), long_wait(10000);
   std::atomic<bool> both_given{false}, both_release{false};
   std::thread shared_on_both = take_turn(both, GpuTurnMode::shared, both_given, both_release);
@@ -398,8 +414,7 @@ TEST(GpuTurn, ATurnOnSeveralFilesHoldsEachAndSeesAMeasurementOnAny) {
   measurement_on_both.join();
   EXPECT_TRUE(becomes_true_within(late_given, long_wait));
   late.join();
-  remove_turn_files(first_gpu);
-  remove_turn_files(second_gpu);
+  files.remove();
 }
 
 // A program of several GPUs that waits for one GPU's turn holds no other GPU's meanwhile: that
@@ -407,8 +422,8 @@ TEST(GpuTurn, ATurnOnSeveralFilesHoldsEachAndSeesAMeasurementOnAny) {
 // of a class wait for the other's measurements).
 TEST(GpuTurn, AProgramOfSeveralGpusHoldsNoGpuWhileItWaitsForAnother) {
   using course::GpuTurnMode;
-  const std::string stem = testing::TempDir() + "course-gpu-turn-apart-" + std::to_string(::getpid());
-  const std::string first_gpu = stem + "-0.turn", second_gpu = stem + "-1.turn", both = first_gpu + "," + second_gpu;
+  const TwoGpuTurnFiles files("course-gpu-turn-apart");
+  const std::string &first_gpu = files.first, &second_gpu = files.second, &both = files.both;
   const std::chrono::milliseconds short_wait(300), long_wait(10000);
   // A shared turn on both waits for a measurement on the second GPU, holding nothing of the first.
   std::atomic<bool> measured{false}, measured_release{false};
@@ -444,16 +459,15 @@ TEST(GpuTurn, AProgramOfSeveralGpusHoldsNoGpuWhileItWaitsForAnother) {
   shared_on_second.join();
   EXPECT_TRUE(becomes_true_within(measured_both, long_wait));
   measurement_on_both.join();
-  remove_turn_files(first_gpu);
-  remove_turn_files(second_gpu);
+  files.remove();
 }
 
 // Programs of one GPU, of the other and of both, each switching between shared turns and
 // measurements as fast as it can, all get through: none waits while it holds a file another waits for.
 TEST(GpuTurn, TurnsOnSeveralFilesNeverWaitForEachOther) {
   using course::GpuTurnMode;
-  const std::string stem = testing::TempDir() + "course-gpu-turn-order-" + std::to_string(::getpid());
-  const std::string first_gpu = stem + "-0.turn", second_gpu = stem + "-1.turn";
+  const TwoGpuTurnFiles files("course-gpu-turn-order");
+  const std::string &first_gpu = files.first, &second_gpu = files.second;
   struct Shared {  // outlives the test if a thread is stuck (it is detached then)
     std::atomic<int> done{0};
   };
@@ -482,10 +496,7 @@ TEST(GpuTurn, TurnsOnSeveralFilesNeverWaitForEachOther) {
       thread.detach();
   }
   EXPECT_EQ(done, static_cast<int>(programs.size())) << "programs on two lock files waited for each other for 60 s";
-  if (done == static_cast<int>(programs.size())) {
-    remove_turn_files(first_gpu);
-    remove_turn_files(second_gpu);
-  }
+  if (done == static_cast<int>(programs.size())) files.remove();
 }
 
 // A program's turns (course::arm_gpu_turn): shared from the start, exclusive only inside
