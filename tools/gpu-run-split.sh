@@ -12,7 +12,8 @@
 # measured in one call. With COURSE_SPLIT=fixtures-mutants, GPU 0 checks every fixture, GPU 1 runs
 # the grade workflow (untouched starters) beside the mutants' gradings, and GPUs 1-3 grade the
 # mutants (the references' own tests pass in the controls). A class of mutants on every GPU, and
-# nothing else: tools/gpu-run-mutants.sh.
+# nothing else: tools/gpu-run-mutants.sh. With COURSE_SPLIT_DIAGNOSIS=1, GPU 3 checks the
+# diagnoses from hardware counters (tools/gpu-run-diagnosis.sh) and the mutants have one GPU less.
 # Usage: tools/gpu-run-split.sh LOGDIR [PER_CHAPTER (default 12)] [SECONDS (default 540)]
 #   Everything stops SECONDS after the start (a part gets what is left of them, so that two parts
 #   one after the other on a GPU end in time too); exit status non-zero if a part failed or ran out
@@ -42,6 +43,13 @@ part() {  # part NAME GPU VAR=VALUE...: tools/gpu-run.sh in a copy of its own, o
 
 mutant_gpus=2,3
 [ "${COURSE_SPLIT:-}" = mutants ] || [ "${COURSE_SPLIT:-}" = fixtures-mutants ] && mutant_gpus=1,2,3
+# With COURSE_SPLIT_DIAGNOSIS=1 the last GPU runs tools/gpu-run-diagnosis.sh instead of mutants.
+if [ -n "${COURSE_SPLIT_DIAGNOSIS:-}" ]; then
+  mutant_gpus=${mutant_gpus%,3}
+  copy_tree /tmp/course-d
+  (cd /tmp/course-d && CUDA_VISIBLE_DEVICES=3 timeout "$(left)" tools/gpu-run-diagnosis.sh "$logs/diagnosis" \
+    >"$logs/diagnosis.txt" 2>&1; echo "== diagnosis: exit $?" >>"$logs/diagnosis.txt") &
+fi
 copy_tree /tmp/course-a
 [ "${COURSE_SPLIT:-}" = mutants ] || copy_tree /tmp/course-b
 copy_tree /tmp/course-m
@@ -74,6 +82,7 @@ status=0
 parts="tests grade fixtures-01-06 fixtures-07-11 mutants"
 [ "${COURSE_SPLIT:-}" = mutants ] && parts="tests grade mutants"
 [ "${COURSE_SPLIT:-}" = fixtures-mutants ] && parts="fixtures grade mutants"
+[ -n "${COURSE_SPLIT_DIAGNOSIS:-}" ] && parts="$parts diagnosis"
 for f in $parts; do
   line=$(grep -E "^== $f: exit" "$logs/$f.txt" 2>/dev/null | tail -n 1)
   echo "${line:-== $f: did not run}"

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Issue 45's checks on a GPU, with logs in one folder: the references' perf tests of the chapters
+# that have diagnosis rules (tests/<chapter>/diagnosis.txt) run without and then with
+# COURSE_DIAGNOSE=1, each chapter timed (what the profile adds) and every "[ DIAGNOSIS]" line kept
+# (what the references are told), then tools/check-fixtures.py --diagnose on the fixtures that carry
+# "diagnosis:" lines (what the wrong ones are told, and that their verdicts stay).
+# Usage: tools/gpu-run-diagnosis.sh LOGDIR   (builds build/ with the fixtures, as tools/gpu-run.sh does)
+# Exit status: non-zero if a reference perf test failed in either run or a fixture's verdict or
+# diagnosis differs from its fixture.txt.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+logs=$(mkdir -p "$1" && cd "$1" && pwd)
+cd "$top"
+cmake --preset default -DCOURSE_FIXTURES=ON >"$logs/configure.log" 2>&1 || { tail -30 "$logs/configure.log"; exit 1; }
+start=$(date +%s)
+cmake --build --preset default >"$logs/build.log" 2>&1 || { grep -E "error" "$logs/build.log" | head -30; exit 1; }
+echo "== build: $(( $(date +%s) - start )) s"
+
+status=0
+chapters=$(cd tests && ls -d */diagnosis.txt 2>/dev/null | cut -d/ -f1)
+printf '| chapter | perf tests | without (s) | with COURSE_DIAGNOSE=1 (s) | added |\n| --- | --- | --- | --- | --- |\n' >"$logs/diagnosis-cost.md"
+for chapter in $chapters; do
+  for mode in plain diagnose; do
+    start=$(date +%s.%N)
+    if [ $mode = diagnose ]; then export COURSE_DIAGNOSE=1; else unset COURSE_DIAGNOSE; fi
+    ctest --test-dir build -L '^solution$' -L '^perf$' -L "^$chapter\$" -V >"$logs/$chapter-$mode.log" 2>&1 || status=1
+    unset COURSE_DIAGNOSE
+    eval "seconds_$mode=$(echo "$(date +%s.%N) - $start" | bc)"
+  done
+  count=$(grep -cE "^ *[0-9]+/[0-9]+ Test +#" "$logs/$chapter-plain.log")
+  printf '| %s | %s | %.1f | %.1f | %+.0f %% |\n' "$chapter" "$count" "$seconds_plain" "$seconds_diagnose" \
+    "$(echo "($seconds_diagnose - $seconds_plain) * 100 / $seconds_plain" | bc -l)" >>"$logs/diagnosis-cost.md"
+  echo "== $chapter: $(grep -E "tests passed|tests failed" "$logs/$chapter-plain.log") | with diagnosis: $(grep -E "tests passed|tests failed" "$logs/$chapter-diagnose.log")"
+  grep -hE "\[ (NO )?DIAGNOSIS\]|\[ *PERF *\]" "$logs/$chapter-diagnose.log" | sed 's/^[0-9]*: //' | head -20
+done
+cat "$logs/diagnosis-cost.md"
+
+echo "== fixtures with diagnosis lines, checked with --diagnose"
+names=$(cd tools/fixtures && grep -l "^diagnosis:" */*/fixture.txt | xargs -n1 dirname | paste -sd,)
+python3 tools/check-fixtures.py --build build --diagnose --fixtures "$names" --report "$logs/fixtures-diagnose.md" \
+  >"$logs/fixtures-diagnose.txt" 2>&1 || status=1
+cat "$logs/fixtures-diagnose.txt"
+exit $status
