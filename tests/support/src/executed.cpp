@@ -91,6 +91,21 @@ long long ExecutedInstructions::bytes(const std::string& opcode, const std::stri
                   [](const ExecutedInstruction& i) { return i.threads * access_bytes(i.text); });
 }
 
+long long ExecutedInstructions::bytes_in(MemorySpace space, const std::string& opcode, const std::string& kernel) const {
+  static const std::set<std::string> generic = {"LD", "ST", "ATOM", "RED"};
+  static const std::set<std::string> global = {"LDG", "STG", "ATOMG", "REDG"};
+  static const std::set<std::string> shared = {"LDS", "STS", "ATOMS", "LDSM", "STSM"};
+  if (generic.count(opcode) == 0) {
+    const bool in_space = (space == MemorySpace::global ? global : shared).count(opcode) > 0;
+    return in_space ? bytes(opcode, kernel) : 0;
+  }
+  return sum_over(instructions, opcode, kernel, [space](const ExecutedInstruction& i) {
+    const long long counted = space == MemorySpace::global ? i.global_threads : i.shared_threads;
+    const long long threads = counted >= 0 ? counted : (space == MemorySpace::global ? i.threads : 0);
+    return threads * access_bytes(i.text);
+  });
+}
+
 std::string ExecutedInstructions::summary(const std::vector<std::string>& opcodes) const {
   if (!counted) return "executed instructions not counted: " + why_not;
   std::set<std::string> kernels;
@@ -104,6 +119,11 @@ std::string ExecutedInstructions::summary(const std::vector<std::string>& opcode
       out << " " << op << " " << warps(op, k) << " warp / " << threads(op, k) << " thread executions";
       const long long b = bytes(op, k);
       if (b > 0) out << " (" << b << " B)";
+      // A generic instruction's threads by the memory they reached, where that was counted.
+      const long long global = sum_over(instructions, op, k, [](const ExecutedInstruction& i) { return i.global_threads; });
+      const long long shared = sum_over(instructions, op, k, [](const ExecutedInstruction& i) { return i.shared_threads; });
+      if ((op == "LD" || op == "ST" || op == "ATOM") && threads(op, k) > 0 && global >= 0 && shared >= 0)
+        out << " [" << global << " reached global memory, " << shared << " shared]";
       out << ";";
     }
   }
@@ -124,7 +144,9 @@ struct CounterState {
   std::mutex mutex;
   bool profiler_ready = false;
   std::string chip;
-  std::vector<std::uint64_t> metric_ids;  // [0]: warp executions, [1]: thread executions
+  // [0]: warp executions, [1]: thread executions; where offered, [2] and [3]: thread executions
+  // that reached global and shared memory (what a generic LD, ST or ATOM touched).
+  std::vector<std::uint64_t> metric_ids;
   bool configured = false;
   bool enabled = false;
   std::uint32_t device = 0;
@@ -176,6 +198,12 @@ bool start_counting_once(std::string* why_not) {
       return false;
     }
     state.metric_ids = {warps, threads};
+    std::uint64_t global = 0, shared = 0;
+    if (metric_id(state.chip, "smsp__sass_thread_inst_executed_op_global_pred_on", &global) &&
+        metric_id(state.chip, "smsp__sass_thread_inst_executed_op_shared_pred_on", &shared)) {
+      state.metric_ids.push_back(global);
+      state.metric_ids.push_back(shared);
+    }
     state.profiler_ready = true;
   }
   // Configured once per process and kept: configured again after cuptiSassMetricsUnsetConfig,
@@ -291,6 +319,12 @@ ExecutedInstructions stop_counting_instructions() {
     const auto m1 = metrics.find(state.metric_ids[1]);
     instruction.warps = m0 == metrics.end() ? 0 : m0->second;
     instruction.threads = m1 == metrics.end() ? 0 : m1->second;
+    if (state.metric_ids.size() >= 4) {
+      const auto in_global = metrics.find(state.metric_ids[2]);
+      const auto in_shared = metrics.find(state.metric_ids[3]);
+      instruction.global_threads = in_global == metrics.end() ? 0 : in_global->second;
+      instruction.shared_threads = in_shared == metrics.end() ? 0 : in_shared->second;
+    }
     if (instruction.warps == 0 && instruction.threads == 0) continue;
     const auto function = sass->find(where.first);
     if (function != sass->end()) {

@@ -18,7 +18,15 @@ struct ExecutedInstruction {
   std::string text;         ///< as cuobjdump prints it, e.g. "@!P0 LDGSTS.E.BYPASS.128 [R9], desc[UR4][R2.64]"
   long long warps = 0;      ///< warp-level executions
   long long threads = 0;    ///< thread-level executions with the predicate on (the threads it acted for)
+  /// Of those, the threads whose access reached global memory, and shared memory: what a generic
+  /// instruction (LD, ST, ATOM) touched, which its opcode does not say. -1 where not counted
+  /// (CUPTI offers no such metric for this GPU).
+  long long global_threads = -1;
+  long long shared_threads = -1;
 };
+
+/// Where a memory instruction's access went.
+enum class MemorySpace { global, shared };
 
 /// The instructions executed during one recorded call (activity.h: record_activity with
 /// Counting::instructions), or why they could not be counted.
@@ -35,6 +43,11 @@ struct ExecutedInstructions {
   long long warps(const std::string& opcode, const std::string& kernel = "") const;
   /// Bytes those executions moved: threads times each one's access width (access_bytes).
   long long bytes(const std::string& opcode, const std::string& kernel = "") const;
+  /// Bytes that executions of `opcode` moved to or from `space`: all of them for an opcode that
+  /// names its space (LDG, STG, ATOMG: global; LDS, STS, ATOMS: shared; none of them for the other
+  /// space), only the threads that reached `space` for a generic one (LD, ST, ATOM). Where the
+  /// space was not counted, a generic access counts as global (never as shared).
+  long long bytes_in(MemorySpace space, const std::string& opcode, const std::string& kernel = "") const;
   /// One line per kernel: its executions of each of `opcodes` (threads and bytes), for messages.
   std::string summary(const std::vector<std::string>& opcodes) const;
 };

@@ -54,13 +54,15 @@ enum class Executions { thread_bytes, warp_instructions };
 /// or warp-level instructions (warp_instructions); `taught` names them for the message ("its
 /// asynchronous copies (LDGSTS)"), `needed` says what the amount is ("the 4 MiB of whole tiles").
 /// Passes when the recording could not count (Activity::executed.why_not): a technique test that
-/// needs the evidence skips when it has none (COURSE_REQUIRE_COUNTED, testing.h).
+/// needs the evidence skips when it has none (COURSE_REQUIRE_COUNTED, testing.h). In bytes, "LDS"
+/// and "STS" count the generic loads and stores (LD, ST) whose threads reached shared memory too
+/// (ExecutedInstructions::bytes_in).
 ::testing::AssertionResult executed_at_least(const Activity& activity, const std::string& what,
                                              const std::vector<std::string>& opcodes, Executions unit,
                                              long long at_least, const std::string& taught, const std::string& needed);
 
 /// Evidence that data went into shared memory while the kernels ran, by every way it can: stores
-/// (STS) and asynchronous copies (LDGSTS) by the bytes each moved, and bulk and tensor copies
+/// (STS, and ST where it reached shared memory) and asynchronous copies (LDGSTS) by the bytes each moved, and bulk and tensor copies
 /// (UBLKCP: cuda::memcpy_async with a barrier, cp.async.bulk; UTMALDG: TMA), each issued by one
 /// thread for a number of bytes held in a register, so each counts for the most it can move: the
 /// whole shared memory of the kernel that ran it. At least `at_least` bytes in all; `needed` says
@@ -68,7 +70,8 @@ enum class Executions { thread_bytes, warp_instructions };
 /// count (as executed_at_least). With `asynchronous_only`, stores (STS) do not count: only the
 /// asynchronous copies of every kind (LDGSTS, UBLKCP, UTMALDG).
 /// The bulk copies together count for no more than `at_least` less what the kernels read from
-/// global memory with plain loads (LDG, LD, ATOMG, ATOM) beyond `plain_loads_allowed` (the bytes
+/// global memory with plain loads (LDG; LD, ATOMG and ATOM for the threads that reached global
+/// memory, or all of them where that was not counted) beyond `plain_loads_allowed` (the bytes
 /// the exercise may read so, e.g. a partial tile that is never copied): a tiny bulk copy beside
 /// plain loads of the data does not pass for a tile filled by copies, while data loaded plainly
 /// and then stored into the tile (STS) still counts through its stores.
