@@ -24,7 +24,7 @@ Usage: tools/check-fixtures.py [--build DIR] [--junit FILE] [--report FILE.md] [
   --fixtures: only these fixtures (a name, or chapter/name where names repeat).
   --seeds N:  run the tests N times, each with a fresh seed (COURSE_SEED, printed): a fixture
               keeps its verdict only if it has it on every seed.
-  --diagnose: run them with COURSE_DIAGNOSE=1 and check the fixtures' diagnosis lines too.
+  --diagnose: run them with COURSE_DIAGNOSE=1 (the default under ctest), keeping the passed tests' output, and check the fixtures' diagnosis lines too.
   Configures nothing: run `cmake --preset default -DCOURSE_FIXTURES=ON` and build first.
   Without --junit it runs `ctest -L fixture` itself (perf tests stay RUN_SERIAL).
 """

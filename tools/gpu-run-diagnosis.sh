@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 45's checks on a GPU, with logs in one folder: the references' perf tests of the chapters
-# that have diagnosis rules (tests/<chapter>/diagnosis.txt) run without and then with
-# COURSE_DIAGNOSE=1, each chapter timed (what the profile adds) and every "[ DIAGNOSIS]" line kept
+# that have diagnosis rules (tests/<chapter>/diagnosis.txt) run without (COURSE_DIAGNOSE=0) and
+# then with the diagnosis (the default), each chapter timed (what the profile adds) and every "[ DIAGNOSIS]" line kept
 # (what the references are told), then tools/check-fixtures.py --diagnose on the fixtures that carry
 # "diagnosis:" lines (what the wrong ones are told, and that their verdicts stay).
 # Usage: tools/gpu-run-diagnosis.sh LOGDIR   (builds build/ with the fixtures, as tools/gpu-run.sh does)
@@ -21,7 +21,7 @@ chapters=$(cd tests && ls -d */diagnosis.txt 2>/dev/null | cut -d/ -f1)
 printf '| chapter | perf tests passed | without (s) | with COURSE_DIAGNOSE=1 (s) | added | each test |\n| --- | --- | --- | --- | --- | --- |\n' >"$logs/diagnosis-cost.md"
 for chapter in $chapters; do
   for mode in plain diagnose; do
-    if [ $mode = diagnose ]; then export COURSE_DIAGNOSE=1; else unset COURSE_DIAGNOSE; fi
+    if [ $mode = diagnose ]; then export COURSE_DIAGNOSE=1; else export COURSE_DIAGNOSE=0; fi
     ctest --test-dir build -L '^solution$' -L '^perf$' -L "^$chapter\$" -V >"$logs/$chapter-$mode.log" 2>&1 || status=1
     unset COURSE_DIAGNOSE
   done

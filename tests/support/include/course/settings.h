@@ -20,7 +20,8 @@ struct Settings {
   std::string sanitizer;              ///< --course_sanitizer=TOOL: running under compute-sanitizer
   bool profile = false;               ///< --course_profile=1: print where the time went (course/profile.h)
   /// --course_diagnose=1: each perf test profiles one more, untimed call of the exercise and
-  /// explains its figures (course/diagnosis.h, diagnose_call); off by default
+  /// explains its figures (course/diagnosis.h, diagnose_call). Off in a program run without the
+  /// flag; ctest gives it unless COURSE_DIAGNOSE=0 (cmake/CourseTestList.cmake)
   bool diagnose = false;
   /// --course_gpu_lock=PATH[,PATH...]: take turns on the GPU with this lock file (with several, one
   /// per GPU the program uses: course/gpu_turn.h)
