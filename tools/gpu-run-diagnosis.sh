@@ -36,7 +36,7 @@ each = ", ".join(f"{t.split('.', 2)[2]} {plain[t]:.1f} -> {diagnose.get(t, 0):.1
 print(f"| {sys.argv[1]} | {len(plain)} | {a:.1f} | {b:.1f} | {100 * (b - a) / a if a else 0:+.0f} % | {each} |")
 PY
   echo "== $chapter: $(grep -E "tests passed|tests failed" "$logs/$chapter-plain.log") | with diagnosis: $(grep -E "tests passed|tests failed" "$logs/$chapter-diagnose.log")"
-  grep -hE "\[ (NO )?DIAGNOSIS\]|\[ *PERF *\]" "$logs/$chapter-diagnose.log" | sed 's/^[0-9]*: //' | head -20
+  grep -hE "\[ DIAGNOSIS\]|\[ *PERF *\]" "$logs/$chapter-diagnose.log" | sed 's/^[0-9]*: //' | head -20
 done
 cat "$logs/diagnosis-cost.md"
 

@@ -286,7 +286,7 @@ TEST(TransposeTiledPerf, ReachesThreeQuartersOfCopyPeakAt8192) {
   perf.ceiling = course::bandwidth_ceiling_gbps(&perf.ceiling_name);
   perf.verify_timed_output(course::all_close(transpose_on_cpu(host, n, n), out.download(), {0, 0},
                                              {count / n, static_cast<size_t>(n)}));
-  // With COURSE_DIAGNOSE=1, one more call, untimed, under the hardware counters: what they say
+  // Unless COURSE_DIAGNOSE=0, one more call, untimed, under the hardware counters: what they say
   // of it (tests/06-transpose/diagnosis.txt) goes with the verdict, never into it.
   perf.diagnosis = course::diagnose_call(
                        COURSE_DIAGNOSIS_RULES_TEXT, "transpose_tiled",

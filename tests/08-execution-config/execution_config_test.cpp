@@ -199,7 +199,7 @@ TEST(ChaseLaunchPerf, WithinTenPercentOfTheBestSweep) {
   perf.fresh_inputs_not_needed = "the timed kernel is the given chase; the exercise only chose its launch";
   std::vector<double> expected = chased_on_cpu(next, starts, steps);
   perf.verify_timed_output(course::all_close(expected, as_floats(ends.download()), {0, 0}));
-  // With COURSE_DIAGNOSE=1, one more call, untimed, under the hardware counters (diagnosis.txt).
+  // Unless COURSE_DIAGNOSE=0, one more call, untimed, under the hardware counters (diagnosis.txt).
   perf.diagnosis = course::diagnose_call(
                        COURSE_DIAGNOSIS_RULES_TEXT, "chase",
                        [&] {

@@ -233,9 +233,9 @@ CallDiagnosis diagnose_call(const std::string& rules, const std::string& exercis
   } catch (const std::exception& error) {
     result.why_not = error.what();
   }
-  // Asked for and not made: said in the test's output (never in its verdict), so that a profile
-  // the driver refused is seen as such rather than as a diagnosis with nothing to say.
-  if (!result.why_not.empty()) std::printf("[ NO DIAGNOSIS] %s: %s\n", exercise.c_str(), result.why_not.c_str());
+  // Asked for and not made: the diagnosis says why (in the report, never in the verdict), so that
+  // a profile the driver refused is seen as such rather than as a diagnosis with nothing to say.
+  if (!result.why_not.empty()) result.sentences = {"no profile: " + result.why_not};
   return result;
 }
 

@@ -66,8 +66,10 @@ struct CallDiagnosis {
 /// that `exercise` lists in `rules` (its chapter's diagnosis.txt, compiled into the chapter's
 /// tests as COURSE_DIAGNOSIS_RULES_TEXT), and diagnoses the figures with `inputs` (e.g.
 /// minimum_bytes). Called after the timed calls and their checks; what it finds goes into
-/// PerfCheck::diagnosis and never changes a verdict: without the flag, the exercise's rules or the
-/// counters, why_not says why.
+/// PerfCheck::diagnosis and never changes a verdict. Without the flag nothing is made (why_not says
+/// so, no sentence); asked for but without the exercise's rules or the counters (the driver's
+/// profiling restriction, another profiler, an older GPU), why_not says why and the one sentence is
+/// "no profile: <why>", so that the report says it too.
 CallDiagnosis diagnose_call(const std::string& rules, const std::string& exercise, const std::function<void()>& work,
                             const std::map<std::string, double>& inputs = {});
 
