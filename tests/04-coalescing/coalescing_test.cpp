@@ -312,8 +312,9 @@ constexpr double kCoalescedBytesPerLoad = 96;  // 3/4 of a line; 3 rows x 16 byt
   const char* what = "row_sums_coalesced";
   const auto& executed = ran.executed;
   if (!executed.counted) return ::testing::AssertionSuccess();  // COURSE_REQUIRE_COUNTED skips
-  const long long bytes = executed.bytes("LDG") + executed.bytes("LD");
-  const long long loads = executed.warps("LDG") + executed.warps("LD");
+  // Generic loads (LD) count for the threads that reached global memory (course/executed.h).
+  const long long bytes = executed.bytes("LDG") + executed.bytes_in(course::MemorySpace::global, "LD");
+  const long long loads = executed.warps("LDG") + executed.warps_in(course::MemorySpace::global, "LD");
   const long long matrix_bytes = 4LL * rows * cols;
   if (bytes < matrix_bytes)
     return ::testing::AssertionFailure() << what << "'s global loads (LDG, LD) moved " << bytes << " bytes, fewer than "

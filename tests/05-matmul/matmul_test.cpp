@@ -417,13 +417,23 @@ Rules register_tiled_rules(int M, int N, int K) {
 // 8 bytes per FFMA with one output, 6 with two, 5 with 1 x 4 (the least the contract's "at least
 // 4 outputs per thread" allows), 4 with 2 x 2, 1 with 8 x 8. Any shape of block, warp tiling or
 // shuffles pass as long as the reuse is there. The margin over 5 is for edge tiles; 1 x 3 (5.33)
-// fails.
+// fails. Shared loads of every kind count (LDS, ldmatrix, generic loads that reached shared
+// memory: course::shared_load_bytes), and the FFMA executed may exceed the M x N x K products by
+// no more than tiles padded at the edges do (kMaxFfmaPerProduct): multiply-adds that compute
+// nothing would otherwise dilute the loads.
 constexpr double kMaxSharedBytesPerFfma = 5.1;
+constexpr double kMaxFfmaPerProduct = 1.15;
 ::testing::AssertionResult reuses_registers(const course::Activity& ran, int M, int N, int K) {
   const char* what = "matmul_register_tiled";
   // FFMA2 (two FP32 multiply-adds, on GPUs that have it) counts twice.
   const long long ffma = ran.executed.threads("FFMA") + 2 * ran.executed.threads("FFMA2");
-  const long long lds = ran.executed.bytes("LDS");
+  const long long lds = course::shared_load_bytes(ran.executed);
+  if (ffma > kMaxFfmaPerProduct * M * N * K)
+    return ::testing::AssertionFailure() << what << " executed " << ffma << " FFMA (thread executions) for "
+                                         << 1LL * M * N * K << " multiply-adds of C = A·B, more than "
+                                         << kMaxFfmaPerProduct << " x as many: each FFMA should compute a product "
+                                         << "of C (tiles padded at the edges need a few more, not that many).\n"
+                                         << ran.executed.summary({"FFMA", "LDS", "LD"});
   if (ffma < 1LL * M * N * K)
     return ::testing::AssertionFailure() << what << " executed " << ffma << " FFMA (thread executions) for "
                                          << 1LL * M * N * K << " multiply-adds of C = A·B: compute C in FP32 "

@@ -385,7 +385,7 @@ template <class Has>
 ::testing::AssertionResult has_asynchronous_copies(Has has) {
   auto ldgsts = has("LDGSTS", 80);
   if (ldgsts || course::sass_arch_to_check(90) == 0) return ldgsts;
-  for (const char* bulk : {"UBLKCP", "UTMALDG"})
+  for (const char* bulk : {"UBLKCP.S", "UTMALDG"})  // UBLKCP.S: into shared memory (UBLKCP.G.S is a store)
     if (auto found = has(bulk, 90)) return found;
   return ldgsts;
 }
@@ -439,10 +439,10 @@ long long partial_tile_reads(size_t n) { return 2 * (static_cast<long long>(n * 
       {course::own_kernels_on_given_stream(ran, what),
        course::sass_arch_to_check(90) == 0
            ? ::testing::AssertionSuccess()
-           : course::kernels_that_ran_have(ran, what, "UBLKCP", 90,
+           : course::kernels_that_ran_have(ran, what, "UBLKCP.S", 90,
                                            "the bulk asynchronous copy that cuda::device::memcpy_async_tx issues"),
-       course::executed_at_least(ran, what, {"UBLKCP"}, course::Executions::warp_instructions,
-                                 static_cast<long long>(whole_tiles(n)), "its bulk copies (UBLKCP)",
+       course::executed_at_least(ran, what, {"UBLKCP.S"}, course::Executions::warp_instructions,
+                                 static_cast<long long>(whole_tiles(n)), "its bulk copies into shared memory (UBLKCP.S)",
                                  "the " + std::to_string(whole_tiles(n)) + " whole tiles, one copy each,"),
        // and those copies carried the tiles, not a few bytes beside plain loads of them.
        course::stored_into_shared_at_least(ran, what, whole_tile_bytes(n),
@@ -493,7 +493,7 @@ TEST(MirrorTilesPipelinedCountedTechnique, AsynchronousCopiesCarryEveryTile) {
 
 TEST(MirrorTilesBulkStretchTechnique, KernelUsesBulkCopies) {
   if (course::sass_arch_to_check(90) == 0) GTEST_SKIP() << "this build has no SASS for compute capability 9.0";
-  EXPECT_TRUE(course::kernel_sass_has("mirror_tiles_bulk_kernel", "UBLKCP", 90,
+  EXPECT_TRUE(course::kernel_sass_has("mirror_tiles_bulk_kernel", "UBLKCP.S", 90,
                                       "the bulk asynchronous copy that cuda::device::memcpy_async_tx issues"));
 }
 

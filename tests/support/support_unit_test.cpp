@@ -1208,6 +1208,52 @@ TEST(ExecutedInstructions, GenericLoadsCountForTheMemoryTheyReached) {
   EXPECT_TRUE(course::stored_into_shared_at_least(ran, "mirror", tiles * tile_bytes, "the tiles"));
 }
 
+// An opcode with modifiers names only those instructions: a bulk copy into shared memory
+// (UBLKCP.S.G, UBLKCP.S.S) is "UBLKCP.S", a bulk store (UBLKCP.G.S) is not (the adversary's
+// bulk-stores-as-bulk-copies, chapter 07). ldmatrix and stmatrix move 4 bytes per thread and
+// matrix (LDSM.16.M88.4: 16) and count as shared loads and stores.
+TEST(ExecutedInstructions, BulkStoresAreNoCopiesIntoSharedMemoryAndLdmatrixIsASharedLoad) {
+  EXPECT_TRUE(course::opcode_matches("UBLKCP.S.G [UR8], [UR4], UR6", "UBLKCP.S"));
+  EXPECT_TRUE(course::opcode_matches("@P0 UBLKCP.S.S [UR8], [UR4], UR6", "UBLKCP.S"));
+  EXPECT_FALSE(course::opcode_matches("UBLKCP.G.S [UR14], [UR7], UR11", "UBLKCP.S"));
+  EXPECT_TRUE(course::opcode_matches("UBLKCP.G.S [UR14], [UR7], UR11", "UBLKCP"));
+  EXPECT_FALSE(course::opcode_matches("UBLKCPX.S.G [UR8]", "UBLKCP.S"));
+  EXPECT_EQ(course::access_bytes("LDSM.16.M88.4 R4, [R4]"), 16);
+  EXPECT_EQ(course::access_bytes("LDSM.16.M88.2 R4, [R4]"), 8);
+  EXPECT_EQ(course::access_bytes("LDSM.16.MT88 R4, [R4]"), 4);
+  EXPECT_EQ(course::access_bytes("STSM.16.M88.4 [R4], R8"), 16);
+
+  course::Activity ran;
+  course::KernelLaunch launch;
+  launch.name = "mirror";
+  launch.readable = "mirror";
+  launch.static_shared_bytes = 4096;
+  ran.kernels = {launch};
+  ran.executed.counted = true;
+  const long long tiles = 100, tile_bytes = 4096;
+  // The data carried by cp.async, one bulk store per tile: no bulk copy into shared memory.
+  ran.executed.instructions = {{"mirror", 0x10, "UBLKCP.G.S [UR14], [UR7], UR11", tiles, tiles},
+                               {"mirror", 0x20, "LDGSTS.E.BYPASS.128 [R4], desc[UR18][R6.64]", 8 * tiles, 256 * tiles}};
+  EXPECT_EQ(ran.executed.warps("UBLKCP.S"), 0);
+  EXPECT_FALSE(course::executed_at_least(ran, "mirror", {"UBLKCP.S"}, course::Executions::warp_instructions, tiles,
+                                         "its bulk copies into shared memory (UBLKCP.S)", "the tiles"));
+  // A tile read with ldmatrix and filled with stmatrix.
+  ran.executed.instructions = {{"mirror", 0x30, "STSM.16.M88.4 [R4], R8", 8 * tiles, 256 * tiles},
+                               {"mirror", 0x40, "LDSM.16.M88.4 R4, [R4]", 8 * tiles, 256 * tiles}};
+  EXPECT_EQ(course::shared_load_bytes(ran.executed), tiles * tile_bytes);
+  EXPECT_TRUE(course::executed_at_least(ran, "mirror", {"LDS"}, course::Executions::thread_bytes, tiles * tile_bytes,
+                                        "its shared loads", "the tiles"));
+  EXPECT_TRUE(course::stored_into_shared_at_least(ran, "mirror", tiles * tile_bytes, "the tiles"));
+  // Generic loads' warps, in proportion to the threads that reached each memory.
+  course::ExecutedInstruction half{"mirror", 0x50, "LD.E.128 R4, desc[UR4][R2.64]", 10, 320};
+  half.global_threads = 160;
+  half.shared_threads = 160;
+  ran.executed.instructions = {half};
+  EXPECT_EQ(ran.executed.warps_in(course::MemorySpace::global, "LD"), 5);
+  EXPECT_EQ(ran.executed.warps_in(course::MemorySpace::shared, "LD"), 5);
+  EXPECT_EQ(ran.executed.warps_in(course::MemorySpace::global, "LDG"), 0);
+}
+
 // The SASS the build wrote beside a program is read only while it is newer than the program:
 // a program linked again after it makes the test run cuobjdump (here: none configured, so it
 // throws) instead of reading another program's instructions.

@@ -33,8 +33,34 @@ std::string opcode_of(const std::string& instruction) {
   return "";
 }
 
+std::string mnemonic_of(const std::string& instruction) {
+  std::istringstream words(instruction);
+  std::string word;
+  while (words >> word) {
+    if (word[0] == '@' || word[0] == '{') continue;
+    return word;
+  }
+  return "";
+}
+
+bool opcode_matches(const std::string& instruction, const std::string& wanted) {
+  if (wanted.find('.') == std::string::npos) return opcode_of(instruction) == wanted;
+  const std::string mnemonic = mnemonic_of(instruction);
+  return mnemonic == wanted || mnemonic.rfind(wanted + ".", 0) == 0;
+}
+
 int access_bytes(const std::string& instruction) {
   const std::string opcode = opcode_of(instruction);
+  // ldmatrix / stmatrix: each thread gets or gives one 32-bit register per 8x8 matrix, one (4
+  // bytes), two (.2: 8) or four (.4: 16) of them; ".16" there is the element size.
+  if (opcode == "LDSM" || opcode == "STSM") {
+    const std::string mnemonic = mnemonic_of(instruction);
+    const auto ends_with = [&](const char* end) {
+      const std::string e(end);
+      return mnemonic.size() >= e.size() && mnemonic.compare(mnemonic.size() - e.size(), e.size(), e) == 0;
+    };
+    return ends_with(".4") ? 16 : ends_with(".2") ? 8 : 4;
+  }
   static const std::set<std::string> kMemory = {"LD",    "LDG",  "LDS",   "LDL",  "LDGSTS", "ST",   "STG",
                                                 "STS",   "STL",  "ATOM",  "ATOMS", "ATOMG", "RED",  "REDG"};
   if (!kMemory.count(opcode)) return 0;
@@ -73,7 +99,7 @@ long long sum_over(const std::vector<ExecutedInstruction>& instructions, const s
                    const std::string& kernel, Of of) {
   long long total = 0;
   for (const auto& i : instructions)
-    if ((kernel.empty() || i.kernel == kernel) && opcode_of(i.text) == opcode) total += of(i);
+    if ((kernel.empty() || i.kernel == kernel) && opcode_matches(i.text, opcode)) total += of(i);
   return total;
 }
 }  // namespace
@@ -91,18 +117,43 @@ long long ExecutedInstructions::bytes(const std::string& opcode, const std::stri
                   [](const ExecutedInstruction& i) { return i.threads * access_bytes(i.text); });
 }
 
-long long ExecutedInstructions::bytes_in(MemorySpace space, const std::string& opcode, const std::string& kernel) const {
+namespace {
+// The memory an opcode names, or none for a generic one (LD, ST, ATOM, RED), which reaches
+// whatever memory its address is in.
+enum class Named { global, shared, generic, other };
+Named named_space(const std::string& opcode) {
   static const std::set<std::string> generic = {"LD", "ST", "ATOM", "RED"};
   static const std::set<std::string> global = {"LDG", "STG", "ATOMG", "REDG"};
   static const std::set<std::string> shared = {"LDS", "STS", "ATOMS", "LDSM", "STSM"};
-  if (generic.count(opcode) == 0) {
-    const bool in_space = (space == MemorySpace::global ? global : shared).count(opcode) > 0;
-    return in_space ? bytes(opcode, kernel) : 0;
-  }
+  const std::string op = opcode.substr(0, opcode.find('.'));
+  if (generic.count(op)) return Named::generic;
+  if (global.count(op)) return Named::global;
+  if (shared.count(op)) return Named::shared;
+  return Named::other;
+}
+bool names(Named named, MemorySpace space) {
+  return (named == Named::global && space == MemorySpace::global) || (named == Named::shared && space == MemorySpace::shared);
+}
+// Of a generic instruction's threads, those that reached `space`: counted, or where not counted
+// all of them for global memory and none for shared.
+long long threads_in(const ExecutedInstruction& i, MemorySpace space) {
+  const long long counted = space == MemorySpace::global ? i.global_threads : i.shared_threads;
+  return counted >= 0 ? counted : (space == MemorySpace::global ? i.threads : 0);
+}
+}  // namespace
+
+long long ExecutedInstructions::bytes_in(MemorySpace space, const std::string& opcode, const std::string& kernel) const {
+  const Named named = named_space(opcode);
+  if (named != Named::generic) return names(named, space) ? bytes(opcode, kernel) : 0;
+  return sum_over(instructions, opcode, kernel,
+                  [space](const ExecutedInstruction& i) { return threads_in(i, space) * access_bytes(i.text); });
+}
+
+long long ExecutedInstructions::warps_in(MemorySpace space, const std::string& opcode, const std::string& kernel) const {
+  const Named named = named_space(opcode);
+  if (named != Named::generic) return names(named, space) ? warps(opcode, kernel) : 0;
   return sum_over(instructions, opcode, kernel, [space](const ExecutedInstruction& i) {
-    const long long counted = space == MemorySpace::global ? i.global_threads : i.shared_threads;
-    const long long threads = counted >= 0 ? counted : (space == MemorySpace::global ? i.threads : 0);
-    return threads * access_bytes(i.text);
+    return i.threads > 0 ? (i.warps * threads_in(i, space) + i.threads - 1) / i.threads : 0LL;
   });
 }
 

@@ -48,6 +48,9 @@ struct ExecutedInstructions {
   /// space), only the threads that reached `space` for a generic one (LD, ST, ATOM). Where the
   /// space was not counted, a generic access counts as global (never as shared).
   long long bytes_in(MemorySpace space, const std::string& opcode, const std::string& kernel = "") const;
+  /// Warp-level executions of `opcode` that reached `space`, as bytes_in counts bytes: a generic
+  /// instruction's warps in proportion to its threads that reached `space` (rounded up).
+  long long warps_in(MemorySpace space, const std::string& opcode, const std::string& kernel = "") const;
   /// One line per kernel: its executions of each of `opcodes` (threads and bytes), for messages.
   std::string summary(const std::vector<std::string>& opcodes) const;
 };
@@ -56,9 +59,16 @@ struct ExecutedInstructions {
 /// without modifiers ("@!P0 LDGSTS.E.BYPASS.128 [R9], ..." -> "LDGSTS").
 std::string opcode_of(const std::string& instruction);
 
+/// Whether `instruction` is `wanted`: its opcode ("UBLKCP": any bulk copy), or, where `wanted`
+/// has modifiers, its mnemonic begins with them ("UBLKCP.S": a bulk copy into shared memory,
+/// UBLKCP.S.G or UBLKCP.S.S, not the bulk store UBLKCP.G.S). ExecutedInstructions' counts take
+/// their `opcode` so.
+bool opcode_matches(const std::string& instruction, const std::string& wanted);
+
 /// Bytes one thread's execution of a memory instruction moves, from its width modifier
-/// (.128: 16, .64: 8, .U16/.S16: 2, .U8/.S8: 1, none: 4); 0 for an instruction that is not a
-/// per-thread load or store (LD*, ST*, LDGSTS, ATOM*, RED*).
+/// (.128: 16, .64: 8, .U16/.S16: 2, .U8/.S8: 1, none: 4; ldmatrix/stmatrix LDSM/STSM: 4, .2: 8,
+/// .4: 16); 0 for an instruction that is not a per-thread load or store (LD*, ST*, LDGSTS, ATOM*,
+/// RED*, LDSM, STSM).
 int access_bytes(const std::string& instruction);
 
 namespace detail {

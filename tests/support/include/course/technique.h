@@ -46,6 +46,10 @@ long long threads_launched(const Activity& activity);
 /// technique test and the call its perf test records, FreshCalls::rules, share them so).
 ::testing::AssertionResult all_rules(std::initializer_list<::testing::AssertionResult> results);
 
+/// Bytes the kernels read from shared memory into registers, by every instruction that can:
+/// LDS, ldmatrix (LDSM) and generic loads (LD) for the threads that reached shared memory.
+long long shared_load_bytes(const ExecutedInstructions& executed);
+
 /// What one rule about executed instructions counts (executed.h).
 enum class Executions { thread_bytes, warp_instructions };
 
@@ -56,7 +60,8 @@ enum class Executions { thread_bytes, warp_instructions };
 /// Passes when the recording could not count (Activity::executed.why_not): a technique test that
 /// needs the evidence skips when it has none (COURSE_REQUIRE_COUNTED, testing.h). In bytes, "LDS"
 /// and "STS" count the generic loads and stores (LD, ST) whose threads reached shared memory too
-/// (ExecutedInstructions::bytes_in).
+/// (ExecutedInstructions::bytes_in), and "LDS" ldmatrix (LDSM), "STS" stmatrix (STSM). An opcode
+/// with modifiers counts only those instructions ("UBLKCP.S": bulk copies into shared memory).
 ::testing::AssertionResult executed_at_least(const Activity& activity, const std::string& what,
                                              const std::vector<std::string>& opcodes, Executions unit,
                                              long long at_least, const std::string& taught, const std::string& needed);
