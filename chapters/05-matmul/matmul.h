@@ -62,6 +62,7 @@ void aat_tiled(const float* A, float* C, int M, int K, cudaStream_t stream);
 /// your own, shared-memory tiles (at least 4 KiB per block), everything on `stream`; counted
 /// (MatmulRegisterTiledStretchCountedTechnique), A and B go through the tiles and each thread
 /// reuses what it loads as a block of at least 4 outputs does: at most 5 bytes loaded from
-/// shared memory per FP32 multiply-add executed (1 x 4 outputs: 5, 8 x 8: 1; one output: 8).
+/// shared memory per FP32 multiply-add executed (1 x 4 outputs: 5, 8 x 8: 1; one output: 8),
+/// with at most 1.15 multiply-adds executed per product of C.
 void matmul_register_tiled(const float* A, const float* B, float* C, int M, int N, int K,
                            cudaStream_t stream);

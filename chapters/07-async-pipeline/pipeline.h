@@ -70,7 +70,8 @@ __global__ void mirror_tiles_pipelined_kernel(const float* __restrict__ in, floa
 /// Exercise 2, stretch, compute capability 9.0 and newer (bulk.cu): the same with one bulk
 /// asynchronous copy per tile (cuda::device::memcpy_async_tx) completing on a shared-memory
 /// cuda::barrier. On older GPUs it is never launched. Rule (MirrorTilesBulkStretchTechnique,
-/// MirrorTilesBulkStretchPerf): its machine code issues bulk copies (UBLKCP), and while it runs
+/// MirrorTilesBulkStretchPerf): its machine code issues bulk copies into shared memory (UBLKCP.S.G;
+/// a bulk store, UBLKCP.G.S, is not one), and while it runs
 /// at least one per whole tile, carrying every whole tile: the data of the whole tiles is not
 /// read with plain loads (MirrorTilesBulkStretchCountedTechnique.BulkCopiesCarryEveryTile).
 __global__ void mirror_tiles_bulk_kernel(const float* __restrict__ in, float* __restrict__ out, size_t n);
