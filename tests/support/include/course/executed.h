@@ -18,11 +18,11 @@ struct ExecutedInstruction {
   std::string text;         ///< as cuobjdump prints it, e.g. "@!P0 LDGSTS.E.BYPASS.128 [R9], desc[UR4][R2.64]"
   long long warps = 0;      ///< warp-level executions
   long long threads = 0;    ///< thread-level executions with the predicate on (the threads it acted for)
-  /// Of those, the threads whose access reached global memory, and shared memory: what a generic
-  /// instruction (LD, ST, ATOM) touched, which its opcode does not say. -1 where not counted
-  /// (CUPTI offers no such metric for this GPU).
+  /// Of those, the threads whose access reached global memory: what a generic instruction (LD,
+  /// ST, ATOM) touched, which its opcode does not say. -1 where not counted (CUPTI offers no such
+  /// metric for this GPU).
   long long global_threads = -1;
-  long long shared_threads = -1;
+  long long shared_threads = -1;  ///< the same for shared memory
 };
 
 /// Where a memory instruction's access went.
