@@ -1068,6 +1068,18 @@ TEST(ExecutedInstructions, NamesOpcodesWidthsAndOffsets) {
   EXPECT_EQ(executed.bytes("UBLKCP"), 0);
 }
 
+// An activity of one launch of `kernel` with `shared_bytes` of static shared memory, whose
+// executed instructions the test then sets (counted).
+course::Activity one_kernel_that_ran(const std::string& kernel, int shared_bytes) {
+  course::Activity ran;
+  course::KernelLaunch launch;
+  launch.name = kernel;
+  launch.readable = kernel;
+  launch.static_shared_bytes = shared_bytes;
+  ran.kernels = {launch};
+  return ran;
+}
+
 // Data goes into shared memory by stores, asynchronous copies, or bulk copies whose size is a
 // register's value: each bulk copy counts for its kernel's whole shared memory, at most.
 TEST(ExecutedInstructions, BulkCopiesCountForTheirKernelsSharedMemory) {
@@ -1126,12 +1138,7 @@ TEST(ExecutedInstructions, BulkCopiesCountForTheirKernelsSharedMemory) {
 // 0 source bytes: each counts for its width) count no more than bulk copies do: for what the
 // plain loads did not read (the adversary's zfill-decoy fixtures, chapter 07).
 TEST(ExecutedInstructions, AsynchronousCopiesCountOnlyForWhatPlainLoadsDidNotRead) {
-  course::Activity ran;
-  course::KernelLaunch launch;
-  launch.name = "mirror";
-  launch.readable = "mirror";
-  launch.static_shared_bytes = 4096;
-  ran.kernels = {launch};
+  course::Activity ran = one_kernel_that_ran("mirror", 4096);
   ran.executed.counted = true;
   const long long tiles = 100, tile_bytes = 4096;
   ran.executed.instructions = {
@@ -1161,12 +1168,7 @@ TEST(ExecutedInstructions, AsynchronousCopiesCountOnlyForWhatPlainLoadsDidNotRea
 // plain global load (the adversary's generic-pointer-bulk fixture, chapter 07), and it counts
 // as a shared load where a rule asks for LDS; where the space was not counted it counts as global.
 TEST(ExecutedInstructions, GenericLoadsCountForTheMemoryTheyReached) {
-  course::Activity ran;
-  course::KernelLaunch launch;
-  launch.name = "mirror";
-  launch.readable = "mirror";
-  launch.static_shared_bytes = 4096;
-  ran.kernels = {launch};
+  course::Activity ran = one_kernel_that_ran("mirror", 4096);
   ran.executed.counted = true;
   const long long tiles = 100, tile_bytes = 4096;
   course::ExecutedInstruction bulk{"mirror", 0x10, "UBLKCP.S.G [UR8], [UR4], UR6", tiles, tiles};
@@ -1223,12 +1225,7 @@ TEST(ExecutedInstructions, BulkStoresAreNoCopiesIntoSharedMemoryAndLdmatrixIsASh
   EXPECT_EQ(course::access_bytes("LDSM.16.MT88 R4, [R4]"), 4);
   EXPECT_EQ(course::access_bytes("STSM.16.M88.4 [R4], R8"), 16);
 
-  course::Activity ran;
-  course::KernelLaunch launch;
-  launch.name = "mirror";
-  launch.readable = "mirror";
-  launch.static_shared_bytes = 4096;
-  ran.kernels = {launch};
+  course::Activity ran = one_kernel_that_ran("mirror", 4096);
   ran.executed.counted = true;
   const long long tiles = 100, tile_bytes = 4096;
   // The data carried by cp.async, one bulk store per tile: no bulk copy into shared memory.

@@ -173,7 +173,7 @@ std::string ExecutedInstructions::summary(const std::vector<std::string>& opcode
       // A generic instruction's threads by the memory they reached, where that was counted.
       const long long global = sum_over(instructions, op, k, [](const ExecutedInstruction& i) { return i.global_threads; });
       const long long shared = sum_over(instructions, op, k, [](const ExecutedInstruction& i) { return i.shared_threads; });
-      if ((op == "LD" || op == "ST" || op == "ATOM") && threads(op, k) > 0 && global >= 0 && shared >= 0)
+      if (named_space(op) == Named::generic && threads(op, k) > 0 && global >= 0 && shared >= 0)
         out << " [" << global << " reached global memory, " << shared << " shared]";
       out << ";";
     }
