@@ -323,7 +323,7 @@ constexpr double kCoalescedBytesPerLoad = 96;  // 3/4 of a line; 3 rows x 16 byt
   const double per_load = loads > 0 ? static_cast<double>(bytes) / static_cast<double>(loads) : 0.0;
   if (per_load < kCoalescedBytesPerLoad)
     return ::testing::AssertionFailure()
-           << what << "'s global loads moved " << per_load << " bytes per load a warp executed, on a " << rows
+           << what << "'s global loads moved " << course::rounded(per_load) << " bytes per load a warp executed, on a " << rows
            << " x " << cols << " matrix (at least " << kCoalescedBytesPerLoad << " needed): a row is not read by "
            << "the lanes of a warp side by side. Lane l of a warp should read elements l, l + 32, ... of one row "
            << "(128 bytes per load); one thread per row moves at most " << rows << " x 16 bytes (TODO(3), TODO(4)).\n"

@@ -431,7 +431,7 @@ constexpr double kMaxFfmaPerProduct = 1.15;
   if (ffma > kMaxFfmaPerProduct * M * N * K)
     return ::testing::AssertionFailure() << what << " executed " << ffma << " FFMA (thread executions) for "
                                          << 1LL * M * N * K << " multiply-adds of C = A·B, more than "
-                                         << kMaxFfmaPerProduct << " x as many: each FFMA should compute a product "
+                                         << course::rounded(kMaxFfmaPerProduct) << " x as many: each FFMA should compute a product "
                                          << "of C (tiles padded at the edges need a few more, not that many).\n"
                                          << ran.executed.summary({"FFMA", "LDS", "LD"});
   if (ffma < 1LL * M * N * K)
@@ -443,8 +443,8 @@ constexpr double kMaxFfmaPerProduct = 1.15;
               N, K, per_ffma);
   if (per_ffma > kMaxSharedBytesPerFfma)
     return ::testing::AssertionFailure()
-           << what << " loaded " << per_ffma << " bytes from shared memory per multiply-add (LDS " << lds
-           << " B, FFMA " << ffma << "); at most " << kMaxSharedBytesPerFfma
+           << what << " loaded " << course::rounded(per_ffma) << " bytes from shared memory per multiply-add (LDS " << lds
+           << " B, FFMA " << ffma << "); at most " << course::rounded(kMaxSharedBytesPerFfma)
            << " are allowed: each thread should compute a block of at least 4 outputs (1 x 4 loads 5 bytes per "
            << "multiply-add, 8 x 8 loads 1), keeping the values it loads in registers for all of them.\n"
            << ran.executed.summary({"FFMA", "LDS"});

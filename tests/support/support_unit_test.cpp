@@ -56,6 +56,13 @@ float poison_value() {
   return f;
 }
 
+TEST(Compare, RoundedNumbersCarryNoBinaryNoise) {
+  EXPECT_EQ(course::rounded(1.15), "1.15");
+  EXPECT_EQ(course::rounded(5.1), "5.1");
+  EXPECT_EQ(course::rounded(4.0), "4");
+  EXPECT_EQ(course::rounded(2.0 / 3.0, 2), "0.67");
+}
+
 TEST(Compare, IdenticalArraysPass) {
   const std::vector<float> a{1, 2, 3};
   EXPECT_TRUE(course::all_close(a, a, {0, 0}));

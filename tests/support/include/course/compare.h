@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -59,6 +60,14 @@ ComparisonReport compare(const float* expected, const float* actual, std::size_t
 
 /// Text for a failed comparison: counts, then the first few with their indices.
 std::string describe(const ComparisonReport& report, Shape2D shape = {});
+
+/// A number as a message shows it: `significant` digits, no trailing noise ("1.15", not the
+/// "1.1499999999999999" that GoogleTest's messages print for a double).
+inline std::string rounded(double value, int significant = 3) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.*g", significant, value);
+  return text;
+}
 
 /// GoogleTest assertion: EXPECT_TRUE(course::all_close(expected, actual, tolerance, shape)).
 ::testing::AssertionResult all_close(const std::vector<double>& expected,
