@@ -8,6 +8,9 @@
 # Usage: tools/gpu-run-class-scaling.sh LOGDIR [N (default 12)] [N_ALL (default N x G)]
 #   N = 0 skips the one-GPU class, N_ALL = 0 the class on every GPU (e.g. to measure them in two
 #   calls of a device of limited time; the summary then gives each one's seconds alone).
+# CLASS_DEADLINE=S stops each class after S seconds (every grading still running is killed) and
+#   writes the class files of the gradings done by then (grade-class --collect), so that a device
+#   call's limit still brings back what finished; the summary says how many were graded.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 logs=$(mkdir -p "$1" && cd "$1" && pwd)
@@ -28,8 +31,20 @@ grade() {  # grade NAME SUBMISSIONS GPUS
   local name=$1 subs=$2 on=$3
   python3 "$top/tools/make-class.py" make "$work/$name" --references "$subs" >/dev/null
   local start=$(date +%s)
-  "$top/tools/grade-class" "$work/$name" -o "$work/$name-graded" --gpus "$on" >"$logs/$name.log" 2>&1
+  if [ -n "${CLASS_DEADLINE:-}" ]; then
+    # Each grading runs in a session of its own: those still running are killed by their paths below.
+    timeout --kill-after=10 "$CLASS_DEADLINE" "$top/tools/grade-class" "$work/$name" \
+      -o "$work/$name-graded" --gpus "$on" >"$logs/$name.log" 2>&1
+  else
+    "$top/tools/grade-class" "$work/$name" -o "$work/$name-graded" --gpus "$on" >"$logs/$name.log" 2>&1
+  fi
   local status=$?
+  if [ "$status" = 124 ] || [ "$status" = 137 ]; then
+    for i in 1 2 3; do pkill -KILL -f "$work/" 2>/dev/null; sleep 1; done  # the gradings, their builds and tests
+    echo "stopped at CLASS_DEADLINE=$CLASS_DEADLINE s; $(ls "$work/$name-graded"/*/results.json 2>/dev/null | wc -l) of $subs graded" \
+      | tee -a "$logs/$name.log"
+    "$top/tools/grade-class" --collect "$work/$name-graded" >>"$logs/$name.log" 2>&1
+  fi
   local seconds=$(( $(date +%s) - start ))
   python3 "$top/tools/make-class.py" check "$work/$name-graded" "$work/$name" >"$logs/$name-check.txt" 2>&1
   local check=$?
@@ -37,8 +52,10 @@ grade() {  # grade NAME SUBMISSIONS GPUS
   cp "$work/$name-graded/class-timing.csv" "$logs/$name-class-timing.csv" 2>/dev/null
   # Each grading's timing.json (phases, waits), in one file: a device run returns few files.
   (cd "$work/$name-graded" && tar czf "$logs/$name-timing.tgz" */timing.json 2>/dev/null)
-  printf '%s: %d submissions on GPUs %s: %d s, %s s per submission; grade-class exit %d, check exit %d (%s)\n' \
-    "$name" "$subs" "$on" "$seconds" "$(python3 -c "print(round($seconds / $subs, 1))")" "$status" "$check" \
+  local graded=$(ls "$work/$name-graded"/*/results.json 2>/dev/null | wc -l)
+  [ "$graded" -gt 0 ] || graded=1
+  printf '%s: %d submissions (%d graded) on GPUs %s: %d s, %s s per graded submission; grade-class exit %d, check exit %d (%s)\n' \
+    "$name" "$subs" "$graded" "$on" "$seconds" "$(python3 -c "print(round($seconds / $graded, 1))")" "$status" "$check" \
     "$(tail -1 "$logs/$name-check.txt")" | tee -a "$logs/summary.txt"
   echo "$seconds"
 }
