@@ -27,10 +27,51 @@ mkdir -p "$work/course"
 (cd "$top" && tar --exclude=./build --exclude='./build-*' --exclude=./.git -cf - .) | tar -xf - -C "$work/course"
 top=$work/course
 
+# Every 2 s while a class runs, what the machine does (LOGDIR/NAME-monitor.csv): processor time
+# busy (% of every core), each GPU's utilisation, and how many build and test processes run. Tells a
+# class held up by its cores from one held up by its GPUs or by turns.
+monitor() {  # monitor CSV (runs until killed)
+  exec python3 - "$1" <<'PY'  # (exec: killing the job stops the sampler)
+import glob, os, subprocess, sys, time
+def cpu():
+    fields = [int(v) for v in open("/proc/stat").readline().split()[1:]]
+    return sum(fields), fields[3] + fields[4]  # all, idle + iowait
+def programs():  # the names of the processes running now
+    names = []
+    for path in glob.glob("/proc/[0-9]*/comm"):
+        try:
+            names.append(open(path).read().strip())
+        except OSError:  # (gone meanwhile)
+            pass
+    return names
+builds = {"cc1plus", "cicc", "ptxas", "nvcc", "ld", "fatbinary", "nvlink", "cudafe++", "c++", "g++"}
+with open(sys.argv[1], "w", buffering=1) as out:
+    out.write("seconds,cpu_busy_percent,load1,gpu_util_percent,gpu_memory_mib,build_processes,test_programs\n")
+    start, (total, idle) = time.monotonic(), cpu()
+    while True:
+        time.sleep(2)
+        t, i = cpu()
+        busy = 100 * (1 - (i - idle) / max(1, t - total))
+        total, idle = t, i
+        try:
+            smi = subprocess.run(["nvidia-smi", "--query-gpu=utilization.gpu,memory.used", "--format=csv,noheader,nounits"],
+                                 capture_output=True, text=True).stdout.split("\n")
+        except OSError:  # (no nvidia-smi)
+            smi = []
+        util = "/".join(l.split(",")[0].strip() for l in smi if l.strip())
+        mem = "/".join(l.split(",")[1].strip() for l in smi if l.strip())
+        names = programs()
+        building = sum(n in builds for n in names)
+        testing = sum(n.startswith(("student_ch", "solution_ch")) for n in names)  # the course's test programs
+        out.write(f"{time.monotonic() - start:.0f},{busy:.0f},{os.getloadavg()[0]:.1f},{util},{mem},{building},{testing}\n")
+PY
+}
+
 grade() {  # grade NAME SUBMISSIONS GPUS
   local name=$1 subs=$2 on=$3
   python3 "$top/tools/make-class.py" make "$work/$name" --references "$subs" >/dev/null
   local start=$(date +%s)
+  monitor "$logs/$name-monitor.csv" & local monitoring=$!
   if [ -n "${CLASS_DEADLINE:-}" ]; then
     # Each grading runs in a session of its own: those still running are killed by their paths below.
     timeout --kill-after=10 "$CLASS_DEADLINE" "$top/tools/grade-class" "$work/$name" \
@@ -46,6 +87,7 @@ grade() {  # grade NAME SUBMISSIONS GPUS
     "$top/tools/grade-class" --collect "$work/$name-graded" >>"$logs/$name.log" 2>&1
   fi
   local seconds=$(( $(date +%s) - start ))
+  kill $monitoring 2>/dev/null
   python3 "$top/tools/make-class.py" check "$work/$name-graded" "$work/$name" >"$logs/$name-check.txt" 2>&1
   local check=$?
   cp "$work/$name-graded/class.csv" "$logs/$name-class.csv" 2>/dev/null
