@@ -297,6 +297,7 @@ struct TurnState {
   std::function<void()> wait_for_all_gpu_work;  // the same, from the yielding thread
   int exclusive_depth = 0;
   bool paused = false;  // between two cases: no turn held (pause_gpu_turn)
+  bool alone_throughout = false;  // a program of several GPUs: exclusive on every one, start to exit
   std::chrono::steady_clock::time_point exclusive_since;
   bool shared_held = false;  // whether the shared turn is held (and, for the profile, since when)
   std::chrono::steady_clock::time_point shared_since;
@@ -462,8 +463,24 @@ void arm_gpu_turn(const std::string& path, std::function<void()> wait_for_gpu_wo
   state.turn.reset();
   state.exclusive_depth = 0;
   state.paused = false;
+  state.alone_throughout = false;
   state.wait_for_gpu_work = std::move(wait_for_gpu_work);
   auto turn = std::make_unique<GpuTurn>(path);
+  if (gpu_turn_paths(path).size() > 1) {
+    // A program of several GPUs (gpu_turn.h): the exclusive turn on every one, from now to its
+    // exit. No context turn: while it holds every GPU's lock exclusively no other program makes,
+    // tears down or uses a context on them, and one waiting for the context turn would hold every
+    // program that waits behind it to start on either GPU.
+    {
+      const ProfileScope phase("GPU turn: waiting for the exclusive one on every GPU");
+      turn->take(GpuTurnMode::exclusive);
+    }
+    state.turn = std::move(turn);
+    state.alone_throughout = true;
+    state.exclusive_depth = 1;  // never back to 0: ExclusiveGpuTurn scopes nest inside it
+    state.exclusive_since = std::chrono::steady_clock::now();
+    return;
+  }
   {
     const ProfileScope phase("GPU turn: waiting for the context turn");
     turn->take_context_turn();  // first, holding no turn (gpu_turn.h)
@@ -507,6 +524,7 @@ void disarm_gpu_turn() {
   state.turn.reset();
   state.exclusive_depth = 0;
   state.paused = false;
+  state.alone_throughout = false;
   state.wait_for_gpu_work = nullptr;
   state.wait_for_all_gpu_work = nullptr;
 }
@@ -548,7 +566,7 @@ void hold_gpu_turn_to_the_end() {
   TurnState& state = turn_state();
   const std::lock_guard<std::mutex> guard(state.mutex);  // after a yield under way has ended
   state.yielding = false;
-  if (!state.turn) return;
+  if (!state.turn || state.alone_throughout) return;  // (exclusive on every GPU to the end already)
   // The context turn is waited for holding no turn, as at the start (no program that holds the
   // context turn may wait for one that waits for it).
   if (!state.paused) let_go_of_the_turn(state);
