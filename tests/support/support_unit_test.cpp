@@ -47,6 +47,9 @@
 #include "course/testing.h"
 #include "course/timing.h"
 
+// generic_reads_kernel.cu
+void launch_generic_reads(const float* global_in, float* out, unsigned shared_lanes, int blocks, cudaStream_t stream);
+
 namespace {
 
 float poison_value() {
@@ -1515,6 +1518,37 @@ TEST(ExecutedInstructions, CountsTheStoresOfAKernelThatRan) {
   const auto plain = course::record_activity([&] { course::fill_random_floats(data.data(), 10, 9, 0.0f, 1.0f, stream); });
   EXPECT_FALSE(plain.executed.counted);
   EXPECT_EQ(plain.kernels.size(), 1u) << plain.summary();
+}
+
+// A generic load (SASS LD) counts for the memory each of its threads reached, thread by thread,
+// not a whole warp for one lane's (executed.h): a warp with one shared lane and 31 global ones
+// is 31 global reads and one shared, so that a single shared lane cannot pass a warp's global
+// loads off as shared ones (or the other way round) in a counted rule.
+TEST(ExecutedInstructions, GenericLoadsCountForTheMemoryEachThreadReached) {
+  COURSE_REQUIRE_ACTIVITY();
+  constexpr int kBlocks = 64;
+  course::DeviceBuffer<float> in(std::vector<float>(32 * kBlocks, 1.0f), "in"), out(32 * kBlocks, "out");
+  course::Stream stream;
+  for (const unsigned shared_lanes : {0x0u, 0x1u, 0x7fffffffu, 0x55555555u, 0xffffffffu}) {
+    SCOPED_TRACE("lanes reading shared memory: mask " + std::to_string(shared_lanes));
+    const auto ran = course::record_activity(
+        [&] { launch_generic_reads(in.data(), out.data(), shared_lanes, kBlocks, stream); }, {},
+        course::Counting::instructions);
+    COURSE_REQUIRE_COUNTED(ran);
+    long long global_threads = 0, shared_threads = 0, threads = 0;
+    for (const auto& i : ran.executed.instructions)
+      if (course::opcode_of(i.text) == "LD") {
+        ASSERT_GE(i.global_threads, 0) << "CUPTI gave no global/shared split for " << i.text;
+        global_threads += i.global_threads;
+        shared_threads += i.shared_threads;
+        threads += i.threads;
+      }
+    const long long shared_per_warp = __builtin_popcount(shared_lanes);
+    EXPECT_EQ(threads, 32LL * kBlocks) << ran.executed.summary({"LD", "LDS", "LDG"});
+    EXPECT_EQ(shared_threads, shared_per_warp * kBlocks) << ran.executed.summary({"LD"});
+    EXPECT_EQ(global_threads, (32 - shared_per_warp) * kBlocks) << ran.executed.summary({"LD"});
+    EXPECT_EQ(ran.executed.bytes_in(course::MemorySpace::global, "LD"), 4 * (32 - shared_per_warp) * kBlocks);
+  }
 }
 
 TEST(Seed, ParsesDigitsOnly) {
