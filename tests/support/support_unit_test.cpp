@@ -755,6 +755,32 @@ void hold_a_measurement_up(const std::string& path) {
   std::_Exit(0);
 }
 
+// The same for a program of several GPUs, which holds them all alone from its start: a
+// measurement on either waits for its whole run, and it is stopped after three times the limit.
+void hold_two_gpus_measurements_up(const std::string& first, const std::string& second) {
+  course::stop_gpu_turn_holders_after(std::chrono::milliseconds(300));
+  course::arm_gpu_turn(first + "," + second);
+  course::context_made();
+  course::start_yielding_gpu_turn([] {});
+  std::atomic<bool> given{false}, release{true};
+  std::thread measurement = take_turn(second, course::GpuTurnMode::exclusive, given, release);
+  std::this_thread::sleep_for(std::chrono::seconds(20));  // stopped long before
+  std::_Exit(0);
+}
+
+TEST(GpuTurn, AProgramOfSeveralGpusThatHoldsThemTooLongIsStopped) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const std::string first = testing::TempDir() + "course-gpu-turn-held-up-0.lock";
+  const std::string second = testing::TempDir() + "course-gpu-turn-held-up-1.lock";
+  EXPECT_EXIT(hold_two_gpus_measurements_up(first, second), ::testing::ExitedWithCode(course::kStoppedExitStatus),
+              "stopped: this program held the GPUs \\(every one, alone\\) for (0\\.9|1\\.0) s while another program's "
+              "measurement waited");
+  EXPECT_TRUE(turn_free(first, LOCK_EX));
+  EXPECT_TRUE(turn_free(second, LOCK_EX));
+  remove_turn_files(first);
+  remove_turn_files(second);
+}
+
 TEST(GpuTurn, AProgramThatHoldsAMeasurementUpIsStopped) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   // (No pid in the name: the death test's child runs this function again, as another process.)
