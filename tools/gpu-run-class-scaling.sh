@@ -8,6 +8,8 @@
 # Usage: tools/gpu-run-class-scaling.sh LOGDIR [N (default 12)] [N_ALL (default N x G)]
 #   N = 0 skips the one-GPU class, N_ALL = 0 the class on every GPU (e.g. to measure them in two
 #   calls of a device of limited time; the summary then gives each one's seconds alone).
+# CLASS_ARGS="..." adds options to each grade-class (e.g. "--workers-per-gpu 12": how many
+#   gradings a GPU takes at a time decides the throughput when the class waits on turns).
 # CLASS_DEADLINE=S stops each class after S seconds (every grading still running is killed) and
 #   writes the class files of the gradings done by then (grade-class --collect), so that a device
 #   call's limit still brings back what finished; the summary says how many were graded.
@@ -75,9 +77,9 @@ grade() {  # grade NAME SUBMISSIONS GPUS
   if [ -n "${CLASS_DEADLINE:-}" ]; then
     # Each grading runs in a session of its own: those still running are killed by their paths below.
     timeout --kill-after=10 "$CLASS_DEADLINE" "$top/tools/grade-class" "$work/$name" \
-      -o "$work/$name-graded" --gpus "$on" >"$logs/$name.log" 2>&1
+      -o "$work/$name-graded" --gpus "$on" ${CLASS_ARGS:-} >"$logs/$name.log" 2>&1
   else
-    "$top/tools/grade-class" "$work/$name" -o "$work/$name-graded" --gpus "$on" >"$logs/$name.log" 2>&1
+    "$top/tools/grade-class" "$work/$name" -o "$work/$name-graded" --gpus "$on" ${CLASS_ARGS:-} >"$logs/$name.log" 2>&1
   fi
   local status=$?
   if [ "$status" = 124 ] || [ "$status" = 137 ]; then
