@@ -73,7 +73,7 @@
 /// waited 60-96 s for the other gradings to end). Such a program takes no
 /// context turn: while it holds every GPU's lock exclusively no other program makes, uses or
 /// tears down a context on them. It is stopped, as a program that cannot yield is (below), once it
-/// has held a waiting measurement up for 30 s (a kernel that never ends holds both GPUs no longer).
+/// has held a waiting measurement up for 10 s (a kernel that never ends holds both GPUs no longer).
 ///
 /// The lock orders the judge's own programs: one grading's, or with a grader's class turn file
 /// (tools/grade-class) every grading's on that GPU. A program waits for its GPU work before it
@@ -177,10 +177,9 @@ void cuda_capture_ended();  ///< see cuda_capture_began
 /// and still holds its shared turn 10 s after a measurement began to wait for it (a kernel that
 /// never ends, or a call that waits for one) prints why and exits with it, so that its own test
 /// fails and the other programs on the GPU go on (start_yielding_gpu_turn starts the watchdog).
-/// A program of several GPUs, which holds them all alone throughout, is stopped so after 30 s.
+/// A program of several GPUs, which holds them all alone throughout, is stopped so too.
 constexpr int kStoppedExitStatus = 86;
-/// How long a held-up measurement waits before its holder is stopped (10 s, three times that for a
-/// program of several GPUs; the unit tests shorten it).
+/// How long a held-up measurement waits before its holder is stopped (10 s; the unit tests shorten it).
 void stop_gpu_turn_holders_after(std::chrono::milliseconds held);
 
 /// Before the program exits (main()): yields the shared turn no more, lets go of it, and takes
