@@ -608,92 +608,6 @@ TEST(GpuTurn, AProgramHoldsNoTurnBetweenTwoCases) {
   remove_turn_files(path);
 }
 
-// A program of several GPUs (a lock of several files) holds the exclusive turn on every one from
-// arm_gpu_turn to its exit: measurements and cases nest inside it, and it takes no context turn
-// (course/gpu_turn.h: shared turns on several files starved in a class on 2 H100s).
-TEST(GpuTurn, AProgramOfSeveralGpusHoldsEveryOneAloneFromStartToExit) {
-  using course::GpuTurnMode;
-  const TwoGpuTurnFiles files("course-gpu-turn-alone");
-  const std::chrono::milliseconds short_wait(300), long_wait(10000);
-  // Another program making its context on the first GPU (the context turn) does not hold it up;
-  // a program holding a shared turn on the second does, until it lets go.
-  std::atomic<bool> context_given{false}, context_release{false}, second_given{false}, second_release{false};
-  std::thread making_context = take_context_turn(files.first, context_given, context_release);
-  ASSERT_TRUE(becomes_true_within(context_given, long_wait));
-  std::thread on_second = take_turn(files.second, GpuTurnMode::shared, second_given, second_release);
-  ASSERT_TRUE(becomes_true_within(second_given, long_wait));
-  std::atomic<bool> armed{false};
-  std::thread arming([&] {
-    course::arm_gpu_turn(files.both, [] {});
-    armed = true;
-  });
-  EXPECT_FALSE(becomes_true_within(armed, short_wait)) << "a program of two GPUs started beside a program on one";
-  second_release = true;
-  on_second.join();
-  EXPECT_TRUE(becomes_true_within(armed, long_wait)) << "a program of two GPUs waited for another's context turn";
-  arming.join();
-  context_release = true;
-  making_context.join();
-  // From then on, neither GPU gives a turn of either kind to another program: not between its
-  // cases, not after its measurements, not at its exit.
-  const auto no_turn_given = [&](const char* when) {
-    for (const std::string& gpu : {files.first, files.second})
-      for (GpuTurnMode mode : {GpuTurnMode::shared, GpuTurnMode::exclusive}) {
-        std::atomic<bool> given{false}, release{true};
-        std::thread other = take_turn(gpu, mode, given, release);
-        EXPECT_FALSE(becomes_true_within(given, std::chrono::milliseconds(100)))
-            << "another program got a turn " << when;
-        course::disarm_gpu_turn();  // lets the other thread in, to end it; armed again below
-        other.join();
-        course::arm_gpu_turn(files.both, [] {});
-      }
-  };
-  no_turn_given("beside a program of two GPUs");
-  {
-    const course::ExclusiveGpuTurn measuring;
-  }
-  no_turn_given("after a measurement of a program of two GPUs");
-  course::pause_gpu_turn();
-  course::resume_gpu_turn();
-  no_turn_given("between two cases of a program of two GPUs");
-  course::hold_gpu_turn_to_the_end();
-  no_turn_given("at the exit of a program of two GPUs");
-  course::disarm_gpu_turn();
-  files.remove();
-}
-
-// A program of several GPUs starts within seconds while both GPUs' programs measure and take
-// shared turns as fast as they can: the exclusive turn it asks for holds every GPU's gate, so
-// later shared turns wait behind it on both GPUs and it is never starved.
-TEST(GpuTurn, AProgramOfSeveralGpusStartsBetweenBusyGpusMeasurements) {
-  using course::GpuTurnMode;
-  const TwoGpuTurnFiles files("course-gpu-turn-busy");
-  struct Shared {  // outlives the test if a thread is stuck (it is detached then)
-    std::atomic<bool> stop{false};
-  };
-  auto shared = std::make_shared<Shared>();
-  std::vector<std::thread> busy;
-  for (int p = 0; p < 6; ++p)
-    busy.emplace_back([shared, path = p % 2 ? files.second : files.first, p] {
-      course::GpuTurn turn(path);
-      for (int round = 0; !shared->stop.load(); ++round) {
-        turn.take((round + p) % 2 == 0 ? GpuTurnMode::exclusive : GpuTurnMode::shared);
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-        turn.release();
-      }
-    });
-  for (int start = 0; start < 10; ++start) {
-    const auto began = std::chrono::steady_clock::now();
-    course::arm_gpu_turn(files.both, [] {});
-    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-    course::disarm_gpu_turn();
-    EXPECT_LT(waited, 5.0) << "start " << start << " of a program of two GPUs waited " << waited << " s";
-  }
-  shared->stop = true;
-  for (std::thread& thread : busy) thread.join();
-  files.remove();
-}
-
 // Whether another program could take a turn of `mode` on `path` right now (without waiting).
 bool turn_free(const std::string& path, int mode) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
@@ -753,32 +667,6 @@ void hold_a_measurement_up(const std::string& path) {
   std::thread measurement = take_turn(path, course::GpuTurnMode::exclusive, given, release);
   std::this_thread::sleep_for(std::chrono::seconds(20));  // stopped long before
   std::_Exit(0);
-}
-
-// The same for a program of several GPUs, which holds them all alone from its start: a
-// measurement on either waits for its whole run, and it is stopped at the same limit.
-void hold_two_gpus_measurements_up(const std::string& first, const std::string& second) {
-  course::stop_gpu_turn_holders_after(std::chrono::milliseconds(300));
-  course::arm_gpu_turn(first + "," + second);
-  course::context_made();
-  course::start_yielding_gpu_turn([] {});
-  std::atomic<bool> given{false}, release{true};
-  std::thread measurement = take_turn(second, course::GpuTurnMode::exclusive, given, release);
-  std::this_thread::sleep_for(std::chrono::seconds(20));  // stopped long before
-  std::_Exit(0);
-}
-
-TEST(GpuTurn, AProgramOfSeveralGpusThatHoldsThemTooLongIsStopped) {
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
-  const std::string first = testing::TempDir() + "course-gpu-turn-held-up-0.lock";
-  const std::string second = testing::TempDir() + "course-gpu-turn-held-up-1.lock";
-  EXPECT_EXIT(hold_two_gpus_measurements_up(first, second), ::testing::ExitedWithCode(course::kStoppedExitStatus),
-              "stopped: this program held the GPUs \\(every one, alone\\) for 0\\.[3-9] s while another program's "
-              "measurement waited");
-  EXPECT_TRUE(turn_free(first, LOCK_EX));
-  EXPECT_TRUE(turn_free(second, LOCK_EX));
-  remove_turn_files(first);
-  remove_turn_files(second);
 }
 
 TEST(GpuTurn, AProgramThatHoldsAMeasurementUpIsStopped) {

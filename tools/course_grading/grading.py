@@ -430,13 +430,11 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
     grading's measurements need not wait for its side-by-side tests to end. Without them, the
     file is this grading's and the second phase holds the GPU's lock exclusively. With `gpu`, the
     tests see that GPU alone; the multi-GPU tests see every GPU of `all_gpus` (this grading's
-    first). With the class's turn files each such program holds every GPU's turn exclusively from
-    its start to its exit (course/gpu_turn.h: a lock of several files), holding every GPU's lock
-    shared, beside this grading's other tests from the start and beside the other gradings'
-    tests: exclusive locks on every GPU made each grading wait for a moment when no other grading
-    ran anything, and drained the class (2 x H100, 2026-11-26: 16 of a class of 25 graded after
-    553 s, where one H100 graded 24 in 556 s); shared turns on every GPU starved (2026-11-27:
-    197-217 s per grading for tests that take 3 s alone). With
+    first). With the class's turn files they take turns through every GPU's (course/gpu_turn.h: a
+    turn on several files), holding every GPU's lock shared, beside this grading's other tests
+    from the start and beside the other gradings' tests: exclusive locks on every GPU made each
+    grading wait for a moment when no other grading ran anything, and drained the class (2 x H100,
+    2026-11-26: 16 of a class of 25 graded after 553 s, where one H100 graded 24 in 556 s). With
     one GPU in all, they are part of the one phase, taking turns like the others. Without the
     class's turn files, they run last, holding every GPU's lock exclusively.
 
@@ -548,9 +546,9 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
                      lambda name: "multi-gpu" in properties.get(name, ([], 0))[0])
     multi_gpu_selection = ["-L", "^student$", "-L", "^multi-gpu$"]
     # With the class's turn files on several GPUs, the tests that use every GPU run beside this
-    # grading's other tests, from the start, each program alone on every GPU (a measurement of
-    # them all: course/gpu_turn.h); run after the others they added 42-139 s to each grading of a
-    # class of 25 on 2 H100s (2026-11-26). Their ctest has a folder of its own for its logs.
+    # grading's other tests, from the start: they wait for turns on every GPU (a measurement on
+    # either one makes them yield), and run after the others they added 42-139 s to each grading
+    # of a class of 25 on 2 H100s (2026-11-26). Their ctest has a folder of its own for its logs.
     beside = {"results": [], "error": None}
     multi_gpu_thread = None
     if several_gpus and class_turns and not fail_fast:

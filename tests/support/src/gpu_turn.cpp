@@ -297,7 +297,6 @@ struct TurnState {
   std::function<void()> wait_for_all_gpu_work;  // the same, from the yielding thread
   int exclusive_depth = 0;
   bool paused = false;  // between two cases: no turn held (pause_gpu_turn)
-  bool alone_throughout = false;  // a program of several GPUs: exclusive on every one, start to exit
   std::chrono::steady_clock::time_point exclusive_since;
   bool shared_held = false;  // whether the shared turn is held (and, for the profile, since when)
   std::chrono::steady_clock::time_point shared_since;
@@ -311,7 +310,6 @@ struct TurnState {
   // The watchdog (start_yielding_gpu_turn): what it reads without the mutex, which a program
   // stuck in a wait for its GPU work holds.
   std::atomic<bool> holds_shared{false};  // shared_held, for the watchdog
-  std::atomic<bool> holds_alone{false};   // alone_throughout, for the watchdog
   std::atomic<bool> watched{false};       // the program yields, so it must not hold a measurement up
   std::atomic<bool> watchdog_started{false};
   std::atomic<std::chrono::milliseconds::rep> stop_after_ms{10000};
@@ -425,8 +423,7 @@ void watch_for_a_held_up_measurement(TurnState& state, std::string path) {
   bool held_up = false;
   for (;;) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    const bool alone = state.holds_alone.load();
-    if (!state.watched.load() || !(state.holds_shared.load() || alone) || !probe->measurement_waits()) {
+    if (!state.watched.load() || !state.holds_shared.load() || !probe->measurement_waits()) {
       held_up = false;
       continue;
     }
@@ -436,15 +433,12 @@ void watch_for_a_held_up_measurement(TurnState& state, std::string path) {
       since = now;
     }
     const auto held_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - since).count();
-    // (A program of several GPUs holds them alone from its start, so a measurement waits for its
-    // whole run: the same limit, since all of the multi-GPU tests take about 3 s alone, 2026-11-27;
-    // a longer one would let a slow one hold both GPUs, and the class, that much longer.)
     if (held_ms < state.stop_after_ms.load()) continue;
     std::fprintf(stderr,
-                 "\n[  COURSE  ] stopped: this program held the GPU%s for %.1f s while another program's measurement "
+                 "\n[  COURSE  ] stopped: this program held the GPU for %.1f s while another program's measurement "
                  "waited for it (a kernel that never ends, or a call that waits for one?). This test fails; the "
                  "others go on.\n",
-                 alone ? "s (every one, alone)" : "", static_cast<double>(held_ms) / 1000.0);
+                 static_cast<double>(held_ms) / 1000.0);
     std::fflush(stderr);
     std::_Exit(kStoppedExitStatus);
   }
@@ -468,26 +462,8 @@ void arm_gpu_turn(const std::string& path, std::function<void()> wait_for_gpu_wo
   state.turn.reset();
   state.exclusive_depth = 0;
   state.paused = false;
-  state.alone_throughout = false;
-  state.holds_alone = false;
   state.wait_for_gpu_work = std::move(wait_for_gpu_work);
   auto turn = std::make_unique<GpuTurn>(path);
-  if (gpu_turn_paths(path).size() > 1) {
-    // A program of several GPUs (gpu_turn.h): the exclusive turn on every one, from now to its
-    // exit. No context turn: while it holds every GPU's lock exclusively no other program makes,
-    // tears down or uses a context on them, and one waiting for the context turn would hold every
-    // program that waits behind it to start on either GPU.
-    {
-      const ProfileScope phase("GPU turn: waiting for the exclusive one on every GPU");
-      turn->take(GpuTurnMode::exclusive);
-    }
-    state.turn = std::move(turn);
-    state.alone_throughout = true;
-    state.holds_alone = true;
-    state.exclusive_depth = 1;  // never back to 0: ExclusiveGpuTurn scopes nest inside it
-    state.exclusive_since = std::chrono::steady_clock::now();
-    return;
-  }
   {
     const ProfileScope phase("GPU turn: waiting for the context turn");
     turn->take_context_turn();  // first, holding no turn (gpu_turn.h)
@@ -531,8 +507,6 @@ void disarm_gpu_turn() {
   state.turn.reset();
   state.exclusive_depth = 0;
   state.paused = false;
-  state.alone_throughout = false;
-  state.holds_alone = false;
   state.wait_for_gpu_work = nullptr;
   state.wait_for_all_gpu_work = nullptr;
 }
@@ -574,7 +548,7 @@ void hold_gpu_turn_to_the_end() {
   TurnState& state = turn_state();
   const std::lock_guard<std::mutex> guard(state.mutex);  // after a yield under way has ended
   state.yielding = false;
-  if (!state.turn || state.alone_throughout) return;  // (exclusive on every GPU to the end already)
+  if (!state.turn) return;
   // The context turn is waited for holding no turn, as at the start (no program that holds the
   // context turn may wait for one that waits for it).
   if (!state.paused) let_go_of_the_turn(state);

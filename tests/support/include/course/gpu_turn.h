@@ -63,18 +63,6 @@
 /// class of 12 on the H100 took 243 s against 246 s, and its contexts as long to make, 0.17 s on
 /// average, on a quiet GPU as beside other programs: the cost is the program's own.)
 ///
-/// A program of **several GPUs** (a lock of several files: a class on several GPUs gives its
-/// multi-GPU tests every GPU's file) holds the **exclusive** turn on every file from its start to
-/// its exit, in place of the shared one: it runs as one measurement of every GPU, between the
-/// others. Shared turns on several files at once, yielded to every measurement on either GPU and
-/// taken again only when neither had one waiting, starved (2 x H100, 2026-11-27: a class of 13,
-/// 6 or 7 gradings per GPU, took 197-217 s per grading to run its multi-GPU tests, which take about
-/// 3 s alone; each reference had 4-8 of them fail so, judged again holding every GPU's lock, which
-/// waited 60-96 s for the other gradings to end). Such a program takes no
-/// context turn: while it holds every GPU's lock exclusively no other program makes, uses or
-/// tears down a context on them. It is stopped, as a program that cannot yield is (below), once it
-/// has held a waiting measurement up for 10 s (a kernel that never ends holds both GPUs no longer).
-///
 /// The lock orders the judge's own programs: one grading's, or with a grader's class turn file
 /// (tools/grade-class) every grading's on that GPU. A program waits for its GPU work before it
 /// lets go of a turn, so what the code under test launched runs inside that program's turn. The
@@ -149,8 +137,7 @@ std::vector<std::string> gpu_turn_paths(const std::string& paths);
 
 /// Arms this program's turns on `path` (main(), from --course_gpu_lock) and takes the context
 /// turn, then the shared turn, kept until the program exits (or yielded: start_yielding_gpu_turn);
-/// the context turn until context_made. With several files (a program of several GPUs), the
-/// exclusive turn on every one instead, kept until the program exits (above). `wait_for_gpu_work` runs, on the thread that switches
+/// the context turn until context_made. `wait_for_gpu_work` runs, on the thread that switches
 /// turns, before the program lets go of one (main() gives cudaDeviceSynchronize). Throws
 /// std::runtime_error when the lock cannot be taken.
 void arm_gpu_turn(const std::string& path, std::function<void()> wait_for_gpu_work = {});
@@ -177,15 +164,13 @@ void cuda_capture_ended();  ///< see cuda_capture_began
 /// and still holds its shared turn 10 s after a measurement began to wait for it (a kernel that
 /// never ends, or a call that waits for one) prints why and exits with it, so that its own test
 /// fails and the other programs on the GPU go on (start_yielding_gpu_turn starts the watchdog).
-/// A program of several GPUs, which holds them all alone throughout, is stopped so too.
 constexpr int kStoppedExitStatus = 86;
 /// How long a held-up measurement waits before its holder is stopped (10 s; the unit tests shorten it).
 void stop_gpu_turn_holders_after(std::chrono::milliseconds held);
 
 /// Before the program exits (main()): yields the shared turn no more, lets go of it, and takes
 /// the context turn and then the shared turn, both kept to the end, so that the context's
-/// teardown, at exit, happens inside the turn and one program's at a time. A program of several
-/// GPUs keeps the exclusive turn it has.
+/// teardown, at exit, happens inside the turn and one program's at a time.
 void hold_gpu_turn_to_the_end();
 
 /// Lets go of every turn and disarms (the unit tests; a program keeps its shared turn to the end).
