@@ -96,15 +96,16 @@ grade() {  # grade NAME SUBMISSIONS GPUS
   cp "$work/$name-graded/class-timing.csv" "$logs/$name-class-timing.csv" 2>/dev/null
   # Each grading's timing.json (phases, waits), in one file: a device run returns few files.
   (cd "$work/$name-graded" && tar czf "$logs/$name-timing.tgz" */timing.json 2>/dev/null)
+  # (make-class adds the starter to the references: count what was graded, not what was asked.)
   local graded=$(ls "$work/$name-graded"/*/results.json 2>/dev/null | wc -l)
-  [ "$graded" -gt 0 ] || graded=1
-  printf '%s: %d submissions (%d graded) on GPUs %s: %d s, %s s per graded submission; grade-class exit %d, check exit %d (%s)\n' \
-    "$name" "$subs" "$graded" "$on" "$seconds" "$(python3 -c "print(round($seconds / $graded, 1))")" "$status" "$check" \
-    "$(tail -1 "$logs/$name-check.txt")" | tee -a "$logs/summary.txt"
-  echo "$seconds"
+  printf '%s: %d references and the starter, %d graded, on GPUs %s: %d s, %s s per graded submission; grade-class exit %d, check exit %d (%s)\n' \
+    "$name" "$subs" "$graded" "$on" "$seconds" "$(python3 -c "print(round($seconds / $graded, 1) if $graded else 'no')")" \
+    "$status" "$check" "$(tail -1 "$logs/$name-check.txt")" | tee -a "$logs/summary.txt"
+  # A class stopped at CLASS_DEADLINE has no throughput to compare: its seconds are not printed.
+  if [ "$status" != 124 ] && [ "$status" != 137 ]; then echo "$seconds"; fi
 }
-[ "$n" -gt 0 ] && one=$(grade one-gpu "$n" 0 | tail -1)
-[ "$n_all" -gt 0 ] && all=$(grade all-gpus "$n_all" "$gpus" | tail -1)
+[ "$n" -gt 0 ] && one=$(grade one-gpu "$n" 0 | tail -1 | grep -E "^[0-9]+$")
+[ "$n_all" -gt 0 ] && all=$(grade all-gpus "$n_all" "$gpus" | tail -1 | grep -E "^[0-9]+$")
 [ -n "${one:-}" ] && python3 -c "print(f'200 submissions on one GPU at {$one / $n:.1f} s each: {200 * $one / $n / 60:.0f} minutes (goal: 40)')" | tee -a "$logs/summary.txt"
 if [ -n "${one:-}" ] && [ -n "${all:-}" ]; then
   python3 - "$one" "$all" "$n" "$n_all" "$count" <<'PY' | tee -a "$logs/summary.txt"
