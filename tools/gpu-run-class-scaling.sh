@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A class's throughput on one GPU and on every GPU of this machine (issue 43's scaling): N
 # whole-course reference submissions graded with tools/grade-class on GPU 0 alone, then N x G on
-# all G GPUs, each checked (tools/make-class.py check: every reference passes every test). Prints
+# all G GPUs, each checked (tools/make-class.py check: every reference passes every test); each
+# class has the untouched starter too, counted among its graded submissions. Prints
 # the seconds per submission of each, the scaling (throughput on G GPUs over G x the throughput on
 # one) and, from the one-GPU class, the time of 200 submissions. Logs, class files and each
 # grading's timing.json (NAME-timing.tgz) in LOGDIR.
@@ -102,13 +103,14 @@ grade() {  # grade NAME SUBMISSIONS GPUS
     "$name" "$subs" "$graded" "$on" "$seconds" "$(python3 -c "print(round($seconds / $graded, 1) if $graded else 'no')")" \
     "$status" "$check" "$(tail -1 "$logs/$name-check.txt")" | tee -a "$logs/summary.txt"
   # A class stopped at CLASS_DEADLINE has no throughput to compare: its seconds are not printed.
-  if [ "$status" != 124 ] && [ "$status" != 137 ]; then echo "$seconds"; fi
+  # Otherwise the last line is "SECONDS GRADED" (the references and the starter).
+  if [ "$status" != 124 ] && [ "$status" != 137 ]; then echo "$seconds $graded"; fi
 }
-[ "$n" -gt 0 ] && one=$(grade one-gpu "$n" 0 | tail -1 | grep -E "^[0-9]+$")
-[ "$n_all" -gt 0 ] && all=$(grade all-gpus "$n_all" "$gpus" | tail -1 | grep -E "^[0-9]+$")
-[ -n "${one:-}" ] && python3 -c "print(f'200 submissions on one GPU at {$one / $n:.1f} s each: {200 * $one / $n / 60:.0f} minutes (goal: 40)')" | tee -a "$logs/summary.txt"
+[ "$n" -gt 0 ] && read -r one n_one < <(grade one-gpu "$n" 0 | tail -1 | grep -E "^[0-9]+ [0-9]+$")
+[ "$n_all" -gt 0 ] && read -r all n_graded_all < <(grade all-gpus "$n_all" "$gpus" | tail -1 | grep -E "^[0-9]+ [0-9]+$")
+[ -n "${one:-}" ] && python3 -c "print(f'200 submissions on one GPU at {$one / $n_one:.1f} s each: {200 * $one / $n_one / 60:.0f} minutes (goal: 40)')" | tee -a "$logs/summary.txt"
 if [ -n "${one:-}" ] && [ -n "${all:-}" ]; then
-  python3 - "$one" "$all" "$n" "$n_all" "$count" <<'PY' | tee -a "$logs/summary.txt"
+  python3 - "$one" "$all" "$n_one" "$n_graded_all" "$count" <<'PY' | tee -a "$logs/summary.txt"
 import sys
 one, all_, n, n_all, g = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 scaling = (n_all / all_) / (g * n / one)
