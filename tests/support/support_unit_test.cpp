@@ -257,7 +257,7 @@ std::thread take_context_turn(const std::string& path, std::atomic<bool>& given,
 
 // The lock file of a GPU turn and the three beside it (course/gpu_turn.h).
 void remove_turn_files(const std::string& path) {
-  for (const char* end : {"", ".gate", ".queue", ".context", ".lane"}) ::unlink((path + end).c_str());
+  for (const char* end : {"", ".gate", ".queue", ".context"}) ::unlink((path + end).c_str());
 }
 
 bool becomes_true_within(const std::atomic<bool>& flag, std::chrono::milliseconds patience) {
@@ -427,204 +427,48 @@ TEST(GpuTurn, ATurnOnSeveralFilesHoldsEachAndSeesAMeasurementOnAny) {
   files.remove();
 }
 
-// A program of several GPUs first tries every GPU's turn at once, holding none while one is busy:
-// the other GPUs' measurements go on. After its patience (course::wait_in_order_after) it waits
-// in the GPUs' order, holding the first while it waits for the second: the first GPU's
-// measurements then wait for the second GPU's measurement, and no longer.
-TEST(GpuTurn, AProgramOfSeveralGpusTriesAllAtOnceThenWaitsInOrder) {
+// A program of several GPUs that waits for one GPU's turn holds no other GPU's meanwhile: that
+// GPU's measurements go on (holding the first GPU while it waited for the second made each GPU
+// of a class wait for the other's measurements).
+TEST(GpuTurn, AProgramOfSeveralGpusHoldsNoGpuWhileItWaitsForAnother) {
   using course::GpuTurnMode;
   const TwoGpuTurnFiles files("course-gpu-turn-apart");
   const std::string &first_gpu = files.first, &second_gpu = files.second, &both = files.both;
-  const std::chrono::milliseconds short_wait(300), long_wait(10000), patience(1500);
-  course::wait_in_order_after(patience);
-  // A shared turn on both waits for a measurement on the second GPU.
+  const std::chrono::milliseconds short_wait(300), long_wait(10000);
+  // A shared turn on both waits for a measurement on the second GPU, holding nothing of the first.
   std::atomic<bool> measured{false}, measured_release{false};
   std::thread measurement = take_turn(second_gpu, GpuTurnMode::exclusive, measured, measured_release);
   ASSERT_TRUE(becomes_true_within(measured, long_wait));
   std::atomic<bool> both_given{false}, both_release{false};
   std::thread shared_on_both = take_turn(both, GpuTurnMode::shared, both_given, both_release);
   EXPECT_FALSE(becomes_true_within(both_given, short_wait)) << "a shared turn was given beside a measurement";
-  {  // within its patience, the first GPU's measurements go on
-    std::atomic<bool> first_measured{false}, first_release{true};
-    std::thread first_measurement = take_turn(first_gpu, GpuTurnMode::exclusive, first_measured, first_release);
-    EXPECT_TRUE(becomes_true_within(first_measured, short_wait))
-        << "a measurement on the first GPU waited for a program that tries both GPUs";
-    first_measurement.join();
-  }
-  std::this_thread::sleep_for(patience);
-  // Past it, the program holds the first GPU's gate: a new measurement there waits, and so does
-  // a program of the first GPU, until the second GPU's measurement is over.
-  std::atomic<bool> later_measured{false}, later_release{true}, one_gpu_given{false}, one_gpu_release{true};
-  std::thread later_measurement = take_turn(first_gpu, GpuTurnMode::exclusive, later_measured, later_release);
-  std::thread one_gpu = take_turn(first_gpu, GpuTurnMode::shared, one_gpu_given, one_gpu_release);
-  EXPECT_FALSE(becomes_true_within(later_measured, short_wait))
-      << "a measurement on the first GPU started while a program of both waits for them in order";
-  EXPECT_FALSE(one_gpu_given.load()) << "a shared turn on the first GPU passed a gate held by a program of both";
-  measured_release = true;
+  std::atomic<bool> first_measured{false}, first_release{true};
+  std::thread first_measurement = take_turn(first_gpu, GpuTurnMode::exclusive, first_measured, first_release);
+  EXPECT_TRUE(becomes_true_within(first_measured, long_wait))
+      << "a measurement on the first GPU waited for a program that waits for the second GPU";
+  measured_release = true;  // (before the joins: a thread that waited may be behind it)
+  first_measurement.join();
   measurement.join();
-  EXPECT_TRUE(becomes_true_within(both_given, long_wait)) << "a program of both waited on after the second GPU freed";
-  EXPECT_FALSE(later_measured.load()) << "a measurement ran beside a program of both";
+  EXPECT_TRUE(becomes_true_within(both_given, long_wait));
   both_release = true;
   shared_on_both.join();
-  EXPECT_TRUE(becomes_true_within(later_measured, long_wait));
-  EXPECT_TRUE(becomes_true_within(one_gpu_given, long_wait));
-  later_measurement.join();
-  one_gpu.join();
-  // A measurement on both waits for a shared turn on the second GPU; within its patience the first
-  // GPU's measurements go on; past it, it holds the first GPU's lock and they wait.
+  // A measurement on both waits for a shared turn on the second GPU, holding no lock of the first:
+  // the first GPU's measurements go on (its later shared turns wait).
   std::atomic<bool> second_given{false}, second_release{false};
   std::thread shared_on_second = take_turn(second_gpu, GpuTurnMode::shared, second_given, second_release);
   ASSERT_TRUE(becomes_true_within(second_given, long_wait));
-  std::atomic<bool> measured_both{false}, measured_both_release{false};
+  std::atomic<bool> measured_both{false}, measured_both_release{true};
   std::thread measurement_on_both = take_turn(both, GpuTurnMode::exclusive, measured_both, measured_both_release);
   EXPECT_FALSE(becomes_true_within(measured_both, short_wait)) << "a measurement on both ran beside a program on one";
-  {
-    std::atomic<bool> again_measured{false}, again_release{true};
-    std::thread again = take_turn(first_gpu, GpuTurnMode::exclusive, again_measured, again_release);
-    EXPECT_TRUE(becomes_true_within(again_measured, short_wait))
-        << "a measurement on the first GPU waited for a measurement on both within its patience";
-    again.join();
-  }
-  std::this_thread::sleep_for(patience);
-  std::atomic<bool> last_measured{false}, last_release{true};
-  std::thread last = take_turn(first_gpu, GpuTurnMode::exclusive, last_measured, last_release);
-  EXPECT_FALSE(becomes_true_within(last_measured, short_wait)) << "a measurement on both let go of the first GPU";
+  std::atomic<bool> again_measured{false}, again_release{true};
+  std::thread again = take_turn(first_gpu, GpuTurnMode::exclusive, again_measured, again_release);
+  EXPECT_TRUE(becomes_true_within(again_measured, long_wait))
+      << "a measurement on the first GPU waited for a measurement on both that waits for the second";
   second_release = true;
+  again.join();
   shared_on_second.join();
   EXPECT_TRUE(becomes_true_within(measured_both, long_wait));
-  measured_both_release = true;
   measurement_on_both.join();
-  EXPECT_TRUE(becomes_true_within(last_measured, long_wait));
-  last.join();
-  course::wait_in_order_after(std::chrono::milliseconds(250));
-  files.remove();
-}
-
-// Programs of one GPU that switch between shared turns and measurements, as a class's do, keep
-// one GPU or the other measuring nearly all the time. A program of both still gets its shared
-// turn within its patience and the measurements queued: tried all at once only, it waited without
-// end (2 x H100, 2026-11-27: 197-217 s for tests that take 3 s alone).
-TEST(GpuTurn, AProgramOfSeveralGpusGetsItsTurnWhileEachGpuMeasuresInTurn) {
-  using course::GpuTurnMode;
-  const TwoGpuTurnFiles files("course-gpu-turn-busy");
-  course::wait_in_order_after(std::chrono::milliseconds(200));
-  struct Shared {  // outlives the test if a thread is stuck (it is detached then)
-    std::atomic<bool> stop{false};
-    std::atomic<int> rounds{0};
-  };
-  auto shared = std::make_shared<Shared>();
-  std::vector<std::thread> busy;
-  // Four programs per GPU, each 3 ms of shared turn and a 40 ms measurement (47 ms on the second
-  // GPU, so that the two GPUs' rounds drift apart): each GPU is free of measurements a few
-  // milliseconds per round, both at once seldom.
-  for (int p = 0; p < 8; ++p)
-    busy.emplace_back([shared, path = p % 2 == 0 ? files.first : files.second, p] {
-      course::GpuTurn turn(path);
-      std::this_thread::sleep_for(std::chrono::milliseconds(5 * p));
-      while (!shared->stop) {
-        turn.take(GpuTurnMode::shared);
-        std::this_thread::sleep_for(std::chrono::milliseconds(3));
-        turn.take(GpuTurnMode::exclusive);
-        std::this_thread::sleep_for(std::chrono::milliseconds(p % 2 == 0 ? 40 : 47));
-        turn.release();
-        ++shared->rounds;
-      }
-    });
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  std::atomic<int> taken{0};
-  double longest_s = 0;
-  std::thread both([&, shared] {
-    course::GpuTurn turn(files.both);
-    for (int round = 0; round < 8 && !shared->stop; ++round) {
-      const auto asked = std::chrono::steady_clock::now();
-      turn.take(GpuTurnMode::shared);
-      longest_s = std::max(longest_s, std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count());
-      ++taken;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      turn.release();
-    }
-  });
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (taken.load() < 8 && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  const int got = taken.load();
-  shared->stop = true;
-  for (std::thread& thread : busy) thread.join();
-  both.join();
-  EXPECT_EQ(got, 8) << "a program of both GPUs got " << got << " of 8 shared turns in 30 s beside measurements";
-  EXPECT_LT(longest_s, 3.0) << "a program of both GPUs waited " << longest_s << " s for one shared turn";
-  EXPECT_GT(shared->rounds.load(), 20) << "the programs of one GPU hardly measured";
-  course::wait_in_order_after(std::chrono::milliseconds(250));
-  files.remove();
-}
-
-// Programs of several GPUs that start without end (a class's, each a new process) wait for their
-// turns one at a time (the lane): a program of one GPU still gets its shared turn at once.
-TEST(GpuTurn, ProgramsOfSeveralGpusWaitOneAtATimeAndLeaveOneGpuProgramsTheirTurns) {
-  using course::GpuTurnMode;
-  const TwoGpuTurnFiles files("course-gpu-turn-lane");
-  struct Shared {
-    std::atomic<bool> stop{false};
-    std::atomic<int> inside{0}, most_inside{0};
-  };
-  auto shared = std::make_shared<Shared>();
-  course::wait_in_order_after(std::chrono::milliseconds(2000));
-  // A measurement on the second GPU, held, keeps every program of both waiting.
-  std::atomic<bool> measured{false}, measured_release{false};
-  std::thread measurement = take_turn(files.second, GpuTurnMode::exclusive, measured, measured_release);
-  ASSERT_TRUE(becomes_true_within(measured, std::chrono::milliseconds(10000)));
-  std::vector<std::thread> several;
-  for (int p = 0; p < 4; ++p)
-    several.emplace_back([shared, path = files.both] {
-      while (!shared->stop) {
-        course::GpuTurn turn(path);  // a new program each round
-        turn.take(GpuTurnMode::shared);
-        std::this_thread::sleep_for(std::chrono::milliseconds(3));
-      }
-    });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  // Within the waiting program's patience, a program of the first GPU gets its turn at once; the
-  // other programs of several wait in the lane, holding nothing of either GPU.
-  std::atomic<bool> given{false}, release{true};
-  std::thread one_gpu = take_turn(files.first, GpuTurnMode::shared, given, release);
-  EXPECT_TRUE(becomes_true_within(given, std::chrono::milliseconds(300)))
-      << "a program of one GPU waited behind programs of several that queue for the other GPU";
-  one_gpu.join();
-  // The lane is held by the one that waits: a lock on it, tried, is busy.
-  const int lane = ::open((files.first + ".lane").c_str(), O_RDWR);
-  ASSERT_GE(lane, 0) << "no lane beside the first GPU's file";
-  EXPECT_NE(::flock(lane, LOCK_EX | LOCK_NB), 0) << "no program of several GPUs holds the lane while it waits";
-  measured_release = true;
-  measurement.join();
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  shared->stop = true;
-  for (std::thread& thread : several) thread.join();
-  {
-    const course::GpuTurn holding(files.both, GpuTurnMode::shared);
-    EXPECT_EQ(::flock(lane, LOCK_EX | LOCK_NB), 0) << "a program of several GPUs keeps the lane while it holds its turn";
-  }
-  ::close(lane);
-  course::wait_in_order_after(std::chrono::milliseconds(250));
-  files.remove();
-}
-
-// The turn files are open under high numbers: at exit the kernel closes a process's files in the
-// order of their numbers, so the turns are let go of after the GPU's device files (opened when the
-// context is made, later than the turn files), with the context torn down inside the turn.
-TEST(GpuTurn, TurnFilesCloseAfterTheDeviceFilesAtExit) {
-  const TwoGpuTurnFiles files("course-gpu-turn-numbers");
-  {
-    const course::GpuTurn turn(files.both);
-    int seen = 0;
-    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
-      std::error_code error;
-      const std::string target = std::filesystem::read_symlink(entry.path(), error).string();
-      if (error || target.find("course-gpu-turn-numbers") == std::string::npos) continue;
-      ++seen;
-      EXPECT_GE(std::stoi(entry.path().filename().string()), 900) << target << " is open under a low number";
-    }
-    EXPECT_EQ(seen, 2 * 5 + 1) << "two GPUs' five descriptors each and the lane";
-  }
   files.remove();
 }
 

@@ -377,31 +377,12 @@ def _lock(path, mode, blocking=True):
 @contextlib.contextmanager
 def gpu_locks(lock_dir, gpus, shared=False):
     """Holds the locks of `gpus`: shared (tests that may run beside other gradings' shared tests)
-    or exclusive (tests judged again alone: nothing else runs on those GPUs meanwhile). Shared
-    ones on several GPUs are taken all at once or not at all: holding one GPU idle while waiting
-    for another would stall every grading that wants the first. Exclusive ones on several are
-    waited for in the GPUs' order, each GPU's turnstile held from the start, so that no new phase
-    starts on any of them: tried all at once, they waited for an instant when no grading ran a
-    phase on either GPU, which a busy class seldom has (2 x H100, 2026-11-27: 60-96 s)."""
+    or exclusive (tests judged again alone: nothing else runs on those GPUs meanwhile). Several
+    are taken all at once or not at all: holding one GPU idle while waiting for another would
+    stall every grading that wants the first."""
     mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
     paths = [pathlib.Path(lock_dir) / f"gpu-{gpu}.lock" for gpu in sorted(set(gpus), key=int)]
     held = []
-    if not shared and len(paths) > 1:
-        turnstiles = []
-        try:
-            for path in paths:  # in order, as every grading takes them: none waits for one that waits for it
-                turnstiles.append(open(f"{path}.turnstile", "a"))
-                fcntl.flock(turnstiles[-1], fcntl.LOCK_EX)
-            for path in paths:
-                held.append(open(path, "a"))
-                fcntl.flock(held[-1], fcntl.LOCK_EX)
-        except BaseException:
-            for handle in held:
-                handle.close()
-            raise
-        finally:
-            for turnstile in turnstiles:
-                turnstile.close()  # releases the turnstiles
     try:
         while not held:
             for path in paths:
@@ -478,8 +459,6 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
     every_turn = [pathlib.Path(lock_dir) / f"gpu-{g}.turn" for g in sorted(set(every_gpu), key=int)] if class_turns else []
     turn_files = [file for base in (every_turn or [turns])
                   for file in (base, *(base.with_name(base.name + end) for end in (".gate", ".queue", ".context")))]
-    if len(every_turn) > 1:  # the lane of the programs of several GPUs, beside the first GPU's file
-        turn_files.append(every_turn[0].with_name(every_turn[0].name + ".lane"))
     if class_turns:  # made here, so that the sandbox need only let the programs write these (course/gpu_turn.h)
         if any("," in str(base) for base in every_turn):
             raise ValueError(f"the lock folder {lock_dir} has a comma in its path: a turn on several GPUs names them with commas")

@@ -25,19 +25,17 @@
 namespace course {
 
 namespace {
-constexpr int kHighDescriptor = 900;  // below the usual limit of 1024 open files
-
+// The turn files are opened before the program makes its context, so under lower descriptor
+// numbers than the GPU's device files. That matters at exit (an _Exit, a crash, a kill: no
+// teardown by the runtime first): the kernel closes the files in the order of their numbers, but
+// lets go of their locks and releases them afterwards, the last closed first (Linux 5.10 on;
+// measured on 6.18, 2026-11-27: of two locked files, the higher-numbered one was free first in
+// 100 of 100 exits). So the turns are let go of after the device files, the context torn down
+// inside them. (Moved to high numbers, they were let go of first.)
 int open_lock(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) throw std::runtime_error("cannot open the GPU lock " + path + ": " + std::strerror(errno));
-  // Moved to a high number: at exit the kernel closes a process's files in the order of their
-  // numbers, so the turns are let go of after the GPU's device files, which the driver opens
-  // when the context is made, are closed (the context torn down inside the turn). Where the
-  // limit on open files is lower, the number stays.
-  const int high = ::fcntl(fd, F_DUPFD_CLOEXEC, kHighDescriptor);
-  if (high < 0) return fd;
-  ::close(fd);
-  return high;
+  return fd;
 }
 
 void lock(int fd, int operation, const std::string& path) {
@@ -55,58 +53,41 @@ bool try_lock(int fd, int operation, const std::string& path) {
   }
 }
 
-// How long a program of several GPUs tries to take its turns on all of them at once before it
-// waits for them one after another, in the files' order, holding those it has (below).
-std::atomic<std::chrono::milliseconds::rep> g_patience_ms{250};
-
-// Takes something on each of `count` files: first all at once, trying every few milliseconds and
-// holding none while one is busy (so that one GPU's queue does not hold up another's); after the
-// patience above, one after another in the files' order, holding each until it has them all.
-// Every program that holds several takes them in that order, so none waits for one that waits for
-// it; trying alone could wait without end, each GPU's measurements leaving the other busy in
-// turn (2 x H100, 2026-11-27: the programs of both GPUs took 197-217 s per grading, 3 s alone).
-// Waiting in order costs the files taken the rest of the wait for the others: the later GPUs'
-// measurements under way, at most.
-void take_every_in_order(std::size_t count, const std::function<bool(std::size_t)>& try_one,
-                         const std::function<void(std::size_t)>& wait_for_one,
-                         const std::function<void(std::size_t)>& undo_one) {
-  std::size_t held = 0;
+// Takes something on each of `count` files without ever waiting while it holds any: it tries
+// them all at once, and when one is busy it lets go of those it took, waits for that one alone
+// and tries the others again. One GPU's queue never holds up another's: a program of several
+// GPUs that held the first GPU's turn while it waited for the second's would keep the first
+// GPU's measurements waiting for the second's (each GPU of a class would wait for the other).
+void take_every(std::size_t count, const std::function<bool(std::size_t)>& try_one,
+                const std::function<void(std::size_t)>& wait_for_one, const std::function<void(std::size_t)>& undo_one) {
+  std::vector<bool> held(count, false);
   const auto let_go = [&] {
-    while (held > 0) undo_one(--held);
+    for (std::size_t i = 0; i < count; ++i)
+      if (held[i]) {
+        undo_one(i);
+        held[i] = false;
+      }
   };
   try {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(g_patience_ms.load());
     for (;;) {
-      while (held < count && try_one(held)) ++held;
-      if (held == count) return;
+      std::size_t busy = count;
+      for (std::size_t i = 0; i < count && busy == count; ++i)
+        if (!held[i]) {
+          if (try_one(i))
+            held[i] = true;
+          else
+            busy = i;
+        }
+      if (busy == count) return;
       let_go();
-      if (std::chrono::steady_clock::now() >= until) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      wait_for_one(busy);  // holding none of the others
+      held[busy] = true;
     }
-    for (; held < count; ++held) wait_for_one(held);
   } catch (...) {
     let_go();
     throw;
   }
 }
-
-// The lane of a program of several GPUs (GpuTurn::lane_): held while it takes a turn, so that one
-// such program at a time waits for turns, however many start (an endless supply of them, each
-// holding every GPU's gate, kept the programs of one GPU from every turn).
-class LaneHeld {
- public:
-  LaneHeld(int fd, const std::string& path) : fd_(fd) {
-    if (fd_ >= 0) lock(fd_, LOCK_EX, path);
-  }
-  LaneHeld(const LaneHeld&) = delete;
-  LaneHeld& operator=(const LaneHeld&) = delete;
-  ~LaneHeld() {
-    if (fd_ >= 0) ::flock(fd_, LOCK_UN);
-  }
-
- private:
-  int fd_;
-};
 }  // namespace
 
 std::vector<std::string> gpu_turn_paths(const std::string& paths) {
@@ -133,7 +114,6 @@ GpuTurn::GpuTurn(const std::string& paths) : path_(paths) {
       file.lock = open_lock(path);
       file.context = open_lock(path + ".context");
     }
-    if (files_.size() > 1) lane_ = open_lock(lane_path());
   } catch (...) {
     close_all();
     throw;
@@ -158,11 +138,7 @@ void GpuTurn::close_all() {
         ::close(*fd);  // closing them lets go of the locks
         *fd = -1;
       }
-  if (lane_ >= 0) ::close(lane_);
-  lane_ = -1;
 }
-
-std::string GpuTurn::lane_path() const { return files_.empty() ? std::string() : files_.front().path + ".lane"; }
 
 void GpuTurn::take(GpuTurnMode mode) {
   release();  // never wait while holding a turn: two programs could each wait for the other's
@@ -171,89 +147,46 @@ void GpuTurn::take(GpuTurnMode mode) {
   // exclusively, for an instant: never while a measurement waits or runs (gpu_turn.h).
   // A measurement also holds the queue shared while it waits for the lock: what a program that
   // holds a turn looks at to see a measurement waiting (measurement_waits).
-  if (files_.size() > 1) {
-    take_on_every_file(mode);
-    return;
-  }
-  Files& file = files_.front();
-  if (mode == GpuTurnMode::shared) {
-    lock(file.gate, LOCK_EX, file.path + ".gate");
-    try {
-      lock(file.lock, LOCK_SH, file.path);
-    } catch (...) {
-      ::flock(file.gate, LOCK_UN);
-      throw;
-    }
-    ::flock(file.gate, LOCK_UN);
-    return;
-  }
-  try {
-    lock(file.gate, LOCK_SH, file.path + ".gate");
-    lock(file.queue, LOCK_SH, file.path + ".queue");
-    lock(file.lock, LOCK_EX, file.path);
-  } catch (...) {
-    ::flock(file.queue, LOCK_UN);
-    release();
-    throw;
-  }
-  ::flock(file.queue, LOCK_UN);
-}
-
-// A program of several GPUs (gpu_turn.h): one such program at a time takes its turns (the lane);
-// it tries every file at once for a while, then waits for them in the files' order.
-void GpuTurn::take_on_every_file(GpuTurnMode mode) {
-  const LaneHeld lane(lane_, lane_path());
+  // With several files (a program that uses several GPUs), each file's turn is taken as with one,
+  // all of them at once (take_every): a measurement holds every file's gate and queue while it
+  // waits, so that every GPU drains for it, but none of the locks until it has them all.
   const std::size_t count = files_.size();
   if (mode == GpuTurnMode::shared) {
-    // All at once: each gate for an instant and its lock shared, none waited for.
-    const auto try_all = [&] {
-      std::size_t taken = 0;
-      for (; taken < count; ++taken) {
-        Files& file = files_[taken];
-        if (!try_lock(file.gate, LOCK_EX, file.path + ".gate")) break;
-        bool shared = false;
-        try {
-          shared = try_lock(file.lock, LOCK_SH, file.path);
-        } catch (...) {
+    take_every(
+        count,
+        [this](std::size_t i) {
+          Files& file = files_[i];
+          if (!try_lock(file.gate, LOCK_EX, file.path + ".gate")) return false;
+          bool taken = false;
+          try {
+            taken = try_lock(file.lock, LOCK_SH, file.path);
+          } catch (...) {
+            ::flock(file.gate, LOCK_UN);
+            throw;
+          }
           ::flock(file.gate, LOCK_UN);
-          throw;
-        }
-        ::flock(file.gate, LOCK_UN);
-        if (!shared) break;
-      }
-      if (taken == count) return true;
-      while (taken > 0) ::flock(files_[--taken].lock, LOCK_UN);
-      return false;
-    };
-    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(g_patience_ms.load());
-    for (;;) {
-      if (try_all()) return;
-      if (std::chrono::steady_clock::now() >= until) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    // In order: every gate (each waits for its GPU's measurements queued by then; the gates
-    // taken keep their GPUs' next measurements from queueing meanwhile), then every lock, which
-    // no measurement can hold while its gate is held.
-    std::size_t gates = 0, locks = 0;
-    try {
-      for (; gates < count; ++gates) lock(files_[gates].gate, LOCK_EX, files_[gates].path + ".gate");
-      for (; locks < count; ++locks) lock(files_[locks].lock, LOCK_SH, files_[locks].path);
-    } catch (...) {
-      while (locks > 0) ::flock(files_[--locks].lock, LOCK_UN);
-      while (gates > 0) ::flock(files_[--gates].gate, LOCK_UN);
-      throw;
-    }
-    for (Files& file : files_) ::flock(file.gate, LOCK_UN);
+          return taken;
+        },
+        [this](std::size_t i) {
+          Files& file = files_[i];
+          lock(file.gate, LOCK_EX, file.path + ".gate");
+          try {
+            lock(file.lock, LOCK_SH, file.path);
+          } catch (...) {
+            ::flock(file.gate, LOCK_UN);
+            throw;
+          }
+          ::flock(file.gate, LOCK_UN);
+        },
+        [this](std::size_t i) { ::flock(files_[i].lock, LOCK_UN); });
     return;
   }
-  // A measurement on several: every gate and queue, in order (each GPU drains for it), then the
-  // locks (take_every_in_order).
   try {
     for (Files& file : files_) {
       lock(file.gate, LOCK_SH, file.path + ".gate");
       lock(file.queue, LOCK_SH, file.path + ".queue");
     }
-    take_every_in_order(
+    take_every(
         count, [this](std::size_t i) { return try_lock(files_[i].lock, LOCK_EX, files_[i].path); },
         [this](std::size_t i) { lock(files_[i].lock, LOCK_EX, files_[i].path); },
         [this](std::size_t i) { ::flock(files_[i].lock, LOCK_UN); });
@@ -273,9 +206,7 @@ void GpuTurn::release() {
 }
 
 void GpuTurn::take_context_turn() {
-  // In order after a while, as the turns (take_every_in_order): each GPU's context turn is often
-  // held (a program holds it until its shared turn comes), both at once seldom.
-  take_every_in_order(
+  take_every(
       files_.size(), [this](std::size_t i) { return try_lock(files_[i].context, LOCK_EX, files_[i].path + ".context"); },
       [this](std::size_t i) { lock(files_[i].context, LOCK_EX, files_[i].path + ".context"); },
       [this](std::size_t i) { ::flock(files_[i].context, LOCK_UN); });
@@ -573,8 +504,6 @@ void start_yielding_gpu_turn(std::function<void()> wait_for_all_gpu_work) {
 }
 
 void stop_gpu_turn_holders_after(std::chrono::milliseconds held) { turn_state().stop_after_ms = held.count(); }
-
-void wait_in_order_after(std::chrono::milliseconds patience) { g_patience_ms = patience.count(); }
 
 void disarm_gpu_turn() {
   TurnState& state = turn_state();

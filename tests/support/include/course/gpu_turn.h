@@ -67,8 +67,7 @@
 /// (tools/grade-class) every grading's on that GPU. A program waits for its GPU work before it
 /// lets go of a turn, so what the code under test launched runs inside that program's turn. The
 /// code under test cannot call flock or open files (the code policy), nor write the turn files
-/// (the sandbox lets the judge's programs write only these four, and the lane of the programs of
-/// several GPUs, below).
+/// (the sandbox lets the judge's programs write only these four).
 #pragma once
 
 #include <chrono>
@@ -83,21 +82,11 @@ enum class GpuTurnMode { shared, exclusive };
 
 /// One program's hold on the lock file `path` (and the gate PATH.gate), in one mode at a time.
 /// `path` may name several lock files, separated by commas (a program that uses several GPUs, each
-/// with its own file, always named in the same order): the program then holds a turn of that mode
-/// on each, all at once. While a measurement on several waits, it holds each file's gate and
-/// queue, so that every one of its GPUs drains for it. A measurement waiting on any of the files
-/// is one that waits. Such a program takes its turns so:
-/// - through a lane, FIRST.lane beside the first file, held exclusively while it waits for a turn
-///   (not while it holds one): one program of several GPUs at a time waits, however many start
-///   (each one that waits keeps gates that the programs of one GPU need);
-/// - first all files at once, trying every few milliseconds and holding none while one is busy
-///   (one GPU's queue does not hold up another's), and after 250 ms (wait_in_order_after)
-///   one after another in the files' order, holding each until it has them all: every GPU's
-///   measurements keep another busy in turn, so that all free at one instant can take minutes
-///   (2 x H100, 2026-11-27: these programs took 197-217 s per grading, 3 s alone). The GPUs
-///   taken first then wait, at most, for the measurements already queued on the later ones. No
-///   program waits for one that waits for it: a program of one GPU waits while it holds
-///   nothing of another, and programs of several take the files in one order, one at a time.
+/// with its own file): the program then holds a turn of that mode on each, all at once, never
+/// waiting for one while it holds another (one GPU's queue would hold up the other GPU's
+/// measurements); while a measurement on several waits, it holds each file's gate and queue, so
+/// that every one of its GPUs drains for it. A measurement waiting on any of the files is one
+/// that waits.
 class GpuTurn {
  public:
   /// Opens the lock files; holds nothing yet. Throws std::runtime_error when they cannot be opened.
@@ -137,11 +126,8 @@ class GpuTurn {
     int context = -1;
   };
   void close_all();
-  void take_on_every_file(GpuTurnMode mode);
-  std::string lane_path() const;
   std::string path_;
   std::vector<Files> files_;
-  int lane_ = -1;  // with several files (above)
   /// @endcond
 };
 
@@ -181,10 +167,6 @@ void cuda_capture_ended();  ///< see cuda_capture_began
 constexpr int kStoppedExitStatus = 86;
 /// How long a held-up measurement waits before its holder is stopped (10 s; the unit tests shorten it).
 void stop_gpu_turn_holders_after(std::chrono::milliseconds held);
-
-/// How long a turn on several files is tried all at once before it is waited for in order (250 ms;
-/// the unit tests change it).
-void wait_in_order_after(std::chrono::milliseconds patience);
 
 /// Before the program exits (main()): yields the shared turn no more, lets go of it, and takes
 /// the context turn and then the shared turn, both kept to the end, so that the context's
