@@ -258,6 +258,10 @@ std::thread take_context_turn(const std::string& path, std::atomic<bool>& given,
 // The lock file of a GPU turn and the three beside it (course/gpu_turn.h).
 void remove_turn_files(const std::string& path) {
   for (const char* end : {"", ".gate", ".queue", ".context"}) ::unlink((path + end).c_str());
+  // The pair gate and context turn of a class on several GPUs (STEM-pair.*, beside STEM-N.turn).
+  const auto dash = path.rfind('-');
+  if (dash != std::string::npos && path.size() > 5 && path.compare(path.size() - 5, 5, ".turn") == 0)
+    for (const char* end : {"pair.gate", "pair.context"}) ::unlink((path.substr(0, dash + 1) + end).c_str());
 }
 
 bool becomes_true_within(const std::atomic<bool>& flag, std::chrono::milliseconds patience) {
@@ -427,31 +431,49 @@ TEST(GpuTurn, ATurnOnSeveralFilesHoldsEachAndSeesAMeasurementOnAny) {
   files.remove();
 }
 
-// A program of several GPUs that waits for one GPU's turn holds no other GPU's meanwhile: that
-// GPU's measurements go on (holding the first GPU while it waited for the second made each GPU
-// of a class wait for the other's measurements).
-TEST(GpuTurn, AProgramOfSeveralGpusHoldsNoGpuWhileItWaitsForAnother) {
+// A program of several GPUs first tries every GPU's turn at once, holding none while one is busy:
+// the other GPUs' measurements go on. After its patience (course::ask_for_priority_after) it asks
+// for priority: no new measurement queues on any GPU (the pair gate), it waits for those queued,
+// GPU after GPU, and gets its turn once they are over. A measurement on several GPUs holds none
+// of their locks until it has them all.
+TEST(GpuTurn, AProgramOfSeveralGpusAsksForPriorityAfterItsPatience) {
   using course::GpuTurnMode;
   const TwoGpuTurnFiles files("course-gpu-turn-apart");
   const std::string &first_gpu = files.first, &second_gpu = files.second, &both = files.both;
-  const std::chrono::milliseconds short_wait(300), long_wait(10000);
-  // A shared turn on both waits for a measurement on the second GPU, holding nothing of the first.
+  const std::chrono::milliseconds short_wait(300), long_wait(10000), patience(1500);
+  course::ask_for_priority_after(patience);
+  // A shared turn on both waits for a measurement on the second GPU.
   std::atomic<bool> measured{false}, measured_release{false};
   std::thread measurement = take_turn(second_gpu, GpuTurnMode::exclusive, measured, measured_release);
   ASSERT_TRUE(becomes_true_within(measured, long_wait));
   std::atomic<bool> both_given{false}, both_release{false};
   std::thread shared_on_both = take_turn(both, GpuTurnMode::shared, both_given, both_release);
   EXPECT_FALSE(becomes_true_within(both_given, short_wait)) << "a shared turn was given beside a measurement";
-  std::atomic<bool> first_measured{false}, first_release{true};
-  std::thread first_measurement = take_turn(first_gpu, GpuTurnMode::exclusive, first_measured, first_release);
-  EXPECT_TRUE(becomes_true_within(first_measured, long_wait))
-      << "a measurement on the first GPU waited for a program that waits for the second GPU";
-  measured_release = true;  // (before the joins: a thread that waited may be behind it)
-  first_measurement.join();
+  {  // within its patience, the first GPU's measurements go on
+    std::atomic<bool> first_measured{false}, first_release{true};
+    std::thread first_measurement = take_turn(first_gpu, GpuTurnMode::exclusive, first_measured, first_release);
+    EXPECT_TRUE(becomes_true_within(first_measured, short_wait))
+        << "a measurement on the first GPU waited for a program of both within its patience";
+    first_measurement.join();
+  }
+  std::this_thread::sleep_for(patience);
+  // Past it, a new measurement on either GPU waits; the first GPU's shared turns go on.
+  std::atomic<bool> later_measured{false}, later_release{true}, one_gpu_given{false}, one_gpu_release{true};
+  std::thread later_measurement = take_turn(first_gpu, GpuTurnMode::exclusive, later_measured, later_release);
+  EXPECT_FALSE(becomes_true_within(later_measured, short_wait))
+      << "a measurement queued while a program of both GPUs had priority";
+  std::thread one_gpu = take_turn(first_gpu, GpuTurnMode::shared, one_gpu_given, one_gpu_release);
+  EXPECT_TRUE(becomes_true_within(one_gpu_given, short_wait))
+      << "a shared turn on the first GPU waited for a program of both that waits for the second";
+  one_gpu.join();
+  measured_release = true;
   measurement.join();
-  EXPECT_TRUE(becomes_true_within(both_given, long_wait));
+  EXPECT_TRUE(becomes_true_within(both_given, long_wait)) << "a program of both waited on after the second GPU freed";
+  EXPECT_FALSE(becomes_true_within(later_measured, short_wait)) << "a measurement ran beside a program of both";
   both_release = true;
   shared_on_both.join();
+  EXPECT_TRUE(becomes_true_within(later_measured, long_wait));
+  later_measurement.join();
   // A measurement on both waits for a shared turn on the second GPU, holding no lock of the first:
   // the first GPU's measurements go on (its later shared turns wait).
   std::atomic<bool> second_given{false}, second_release{false};
@@ -469,6 +491,94 @@ TEST(GpuTurn, AProgramOfSeveralGpusHoldsNoGpuWhileItWaitsForAnother) {
   shared_on_second.join();
   EXPECT_TRUE(becomes_true_within(measured_both, long_wait));
   measurement_on_both.join();
+  course::ask_for_priority_after(std::chrono::milliseconds(250));
+  files.remove();
+}
+
+// Programs of one GPU that switch between shared turns and measurements, as a class's do, keep
+// one GPU or the other measuring nearly all the time. A program of both still gets its shared
+// turn within its patience and the measurements queued then: tried all at once only, it waited
+// without end (2 x H100, 2026-11-26: 197-217 s per grading for tests that take 3 s alone).
+TEST(GpuTurn, AProgramOfSeveralGpusGetsItsTurnWhileEachGpuMeasuresInTurn) {
+  using course::GpuTurnMode;
+  const TwoGpuTurnFiles files("course-gpu-turn-busy");
+  course::ask_for_priority_after(std::chrono::milliseconds(200));
+  struct Shared {  // outlives the test if a thread is stuck (it is detached then)
+    std::atomic<bool> stop{false};
+    std::atomic<int> rounds{0};
+  };
+  auto shared = std::make_shared<Shared>();
+  // Four programs per GPU, each 3 ms of shared turn and a 40 ms measurement (47 ms on the second
+  // GPU, so that the two GPUs' rounds drift apart): each GPU is free of measurements a few
+  // milliseconds per round, both at once seldom.
+  std::vector<std::thread> busy;
+  for (int p = 0; p < 8; ++p)
+    busy.emplace_back([shared, path = p % 2 == 0 ? files.first : files.second, p] {
+      course::GpuTurn turn(path);
+      std::this_thread::sleep_for(std::chrono::milliseconds(5 * p));
+      while (!shared->stop) {
+        turn.take(GpuTurnMode::shared);
+        std::this_thread::sleep_for(std::chrono::milliseconds(3));
+        turn.take(GpuTurnMode::exclusive);
+        std::this_thread::sleep_for(std::chrono::milliseconds(p % 2 == 0 ? 40 : 47));
+        turn.release();
+        ++shared->rounds;
+      }
+    });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::atomic<int> taken{0};
+  std::atomic<double> longest_s{0};
+  std::thread both([&taken, &longest_s, shared, path = files.both] {
+    course::GpuTurn turn(path);
+    for (int round = 0; round < 8 && !shared->stop; ++round) {
+      const auto asked = std::chrono::steady_clock::now();
+      turn.take(GpuTurnMode::shared);
+      longest_s = std::max(longest_s.load(), std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count());
+      ++taken;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      turn.release();
+    }
+  });
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (taken.load() < 8 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const int got = taken.load();
+  shared->stop = true;
+  for (std::thread& thread : busy) thread.join();
+  both.join();
+  EXPECT_EQ(got, 8) << "a program of both GPUs got " << got << " of 8 shared turns in 30 s beside measurements";
+  EXPECT_LT(longest_s.load(), 3.0) << "a program of both GPUs waited " << longest_s.load() << " s for one shared turn";
+  EXPECT_GT(shared->rounds.load(), 20) << "the programs of one GPU hardly measured";
+  course::ask_for_priority_after(std::chrono::milliseconds(250));
+  files.remove();
+}
+
+// A program of several GPUs makes its context in a context turn of the programs of several GPUs
+// (one at a time among them), not in each GPU's: waiting for the first GPU's, it held up that
+// GPU's programs' starts; for every GPU's at once, it seldom found them all free.
+TEST(GpuTurn, ProgramsOfSeveralGpusMakeTheirContextsOneAtATimeAmongThemselves) {
+  using course::GpuTurnMode;
+  const TwoGpuTurnFiles files("course-gpu-turn-pair-context");
+  const std::chrono::milliseconds short_wait(300), long_wait(10000);
+  std::atomic<bool> first_given{false}, first_release{false};
+  std::thread first_gpu_context = take_context_turn(files.first, first_given, first_release);
+  ASSERT_TRUE(becomes_true_within(first_given, long_wait));
+  course::GpuTurn making(files.both);
+  std::atomic<bool> made{false};
+  std::thread make([&] {
+    making.take_context_turn();
+    made = true;
+  });
+  EXPECT_TRUE(becomes_true_within(made, long_wait)) << "a program of both GPUs waited for a program of one to make its context";
+  make.join();
+  std::atomic<bool> next_given{false}, next_release{true};
+  std::thread next = take_context_turn(files.both, next_given, next_release);
+  EXPECT_FALSE(becomes_true_within(next_given, short_wait)) << "two programs of both GPUs made their contexts at once";
+  making.release_context_turn();
+  EXPECT_TRUE(becomes_true_within(next_given, long_wait));
+  next.join();
+  first_release = true;
+  first_gpu_context.join();
   files.remove();
 }
 
@@ -476,37 +586,47 @@ TEST(GpuTurn, AProgramOfSeveralGpusHoldsNoGpuWhileItWaitsForAnother) {
 // measurements as fast as it can, all get through: none waits while it holds a file another waits for.
 TEST(GpuTurn, TurnsOnSeveralFilesNeverWaitForEachOther) {
   using course::GpuTurnMode;
-  const TwoGpuTurnFiles files("course-gpu-turn-order");
-  const std::string &first_gpu = files.first, &second_gpu = files.second;
-  struct Shared {  // outlives the test if a thread is stuck (it is detached then)
-    std::atomic<int> done{0};
-  };
-  auto shared = std::make_shared<Shared>();
-  const std::vector<std::string> programs = {first_gpu, second_gpu, first_gpu + "," + second_gpu,
-                                             first_gpu, second_gpu, first_gpu + "," + second_gpu};
-  std::vector<std::thread> threads;
-  for (std::size_t p = 0; p < programs.size(); ++p)
-    threads.emplace_back([shared, path = programs[p], p] {
-      course::GpuTurn turn(path);
-      for (int round = 0; round < 150; ++round) {
-        turn.take((round + p) % 3 == 0 ? GpuTurnMode::exclusive : GpuTurnMode::shared);
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
-        turn.release();
-      }
-      ++shared->done;
-    });
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (shared->done.load() < static_cast<int>(programs.size()) && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  const int done = shared->done.load();
-  for (std::thread& thread : threads) {
-    if (done == static_cast<int>(programs.size()))
-      thread.join();
-    else
-      thread.detach();
+  // With the usual patience, and with none: every turn on both asks for priority at once.
+  for (const int patience_ms : {250, 1}) {
+    course::ask_for_priority_after(std::chrono::milliseconds(patience_ms));
+    const TwoGpuTurnFiles files("course-gpu-turn-order-" + std::to_string(patience_ms));
+    const std::string &first_gpu = files.first, &second_gpu = files.second;
+    struct Shared {  // outlives the test if a thread is stuck (it is detached then)
+      std::atomic<int> done{0};
+    };
+    auto shared = std::make_shared<Shared>();
+    const std::vector<std::string> programs = {first_gpu, second_gpu, first_gpu + "," + second_gpu,
+                                               first_gpu, second_gpu, first_gpu + "," + second_gpu};
+    std::vector<std::thread> threads;
+    for (std::size_t p = 0; p < programs.size(); ++p)
+      threads.emplace_back([shared, path = programs[p], p] {
+        course::GpuTurn turn(path);
+        for (int round = 0; round < 150; ++round) {
+          // Every fifth round starts as a program does: its context turn, then the shared one.
+          const bool starts = (round + p) % 5 == 0;
+          if (starts) turn.take_context_turn();
+          turn.take((round + p) % 3 == 0 && !starts ? GpuTurnMode::exclusive : GpuTurnMode::shared);
+          if (starts) turn.release_context_turn();
+          std::this_thread::sleep_for(std::chrono::microseconds(200));
+          turn.release();
+        }
+        ++shared->done;
+      });
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (shared->done.load() < static_cast<int>(programs.size()) && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const int done = shared->done.load();
+    for (std::thread& thread : threads) {
+      if (done == static_cast<int>(programs.size()))
+        thread.join();
+      else
+        thread.detach();
+    }
+    EXPECT_EQ(done, static_cast<int>(programs.size()))
+        << "programs on two lock files waited for each other for 60 s (patience " << patience_ms << " ms)";
+    if (done == static_cast<int>(programs.size())) files.remove();
   }
-  EXPECT_EQ(done, static_cast<int>(programs.size())) << "programs on two lock files waited for each other for 60 s";
-  if (done == static_cast<int>(programs.size())) files.remove();
+  course::ask_for_priority_after(std::chrono::milliseconds(250));
 }
 
 // A program's turns (course::arm_gpu_turn): shared from the start, exclusive only inside

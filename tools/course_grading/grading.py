@@ -459,6 +459,8 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
     every_turn = [pathlib.Path(lock_dir) / f"gpu-{g}.turn" for g in sorted(set(every_gpu), key=int)] if class_turns else []
     turn_files = [file for base in (every_turn or [turns])
                   for file in (base, *(base.with_name(base.name + end) for end in (".gate", ".queue", ".context")))]
+    if len(every_turn) > 1:  # the pair gate and context turn of the programs of several GPUs (course/gpu_turn.h)
+        turn_files += [pathlib.Path(lock_dir) / "gpu-pair.gate", pathlib.Path(lock_dir) / "gpu-pair.context"]
     if class_turns:  # made here, so that the sandbox need only let the programs write these (course/gpu_turn.h)
         if any("," in str(base) for base in every_turn):
             raise ValueError(f"the lock folder {lock_dir} has a comma in its path: a turn on several GPUs names them with commas")

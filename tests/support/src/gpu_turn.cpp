@@ -88,6 +88,41 @@ void take_every(std::size_t count, const std::function<bool(std::size_t)>& try_o
     throw;
   }
 }
+
+// How long a program of several GPUs tries its turns on all of them at once before it asks for
+// priority (the pair gate, GpuTurn::take).
+std::atomic<std::chrono::milliseconds::rep> g_patience_ms{250};
+
+// Tries `try_one` on each of `count` files, all at once, every 2 ms for the patience above,
+// holding none while one is busy. True when it holds them all; false (holding none) otherwise.
+bool take_every_within_patience(std::size_t count, const std::function<bool(std::size_t)>& try_one,
+                                const std::function<void(std::size_t)>& undo_one) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(g_patience_ms.load());
+  for (;;) {
+    std::size_t held = 0;
+    try {
+      while (held < count && try_one(held)) ++held;
+    } catch (...) {
+      while (held > 0) undo_one(--held);
+      throw;
+    }
+    if (held == count) return true;
+    while (held > 0) undo_one(--held);
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+// The pair gate of a class on several GPUs (GpuTurn::take): PATH with its "-N.turn" ending replaced
+// by "-pair.gate" (gpu-0.turn: gpu-pair.gate), or nothing for a path not so named.
+std::string pair_gate_path(const std::string& path) {
+  const std::string ending = ".turn";
+  if (path.size() <= ending.size() || path.compare(path.size() - ending.size(), ending.size(), ending) != 0) return {};
+  std::size_t digits = path.size() - ending.size();
+  while (digits > 0 && path[digits - 1] >= '0' && path[digits - 1] <= '9') --digits;
+  if (digits == path.size() - ending.size() || digits == 0 || path[digits - 1] != '-') return {};
+  return path.substr(0, digits) + "pair.gate";
+}
 }  // namespace
 
 std::vector<std::string> gpu_turn_paths(const std::string& paths) {
@@ -114,6 +149,19 @@ GpuTurn::GpuTurn(const std::string& paths) : path_(paths) {
       file.lock = open_lock(path);
       file.context = open_lock(path + ".context");
     }
+    // The pair gate: made by a program of several GPUs (or the grader); a program of one GPU uses
+    // it where it exists (a class on several GPUs), and on one GPU alone there is none.
+    pair_path_ = pair_gate_path(files_.front().path);
+    if (!pair_path_.empty()) {
+      if (files_.size() > 1) {
+        pair_ = open_lock(pair_path_);
+        pair_context_ = open_lock(pair_context_path());
+      } else {
+        pair_ = ::open(pair_path_.c_str(), O_RDWR | O_CLOEXEC);
+        if (pair_ < 0 && errno != ENOENT)
+          throw std::runtime_error("cannot open the GPU lock " + pair_path_ + ": " + std::strerror(errno));
+      }
+    }
   } catch (...) {
     close_all();
     throw;
@@ -138,6 +186,11 @@ void GpuTurn::close_all() {
         ::close(*fd);  // closing them lets go of the locks
         *fd = -1;
       }
+  for (int* fd : {&pair_, &pair_context_})
+    if (*fd >= 0) {
+      ::close(*fd);
+      *fd = -1;
+    }
 }
 
 void GpuTurn::take(GpuTurnMode mode) {
@@ -148,50 +201,77 @@ void GpuTurn::take(GpuTurnMode mode) {
   // A measurement also holds the queue shared while it waits for the lock: what a program that
   // holds a turn looks at to see a measurement waiting (measurement_waits).
   // With several files (a program that uses several GPUs), each file's turn is taken as with one,
-  // all of them at once (take_every): a measurement holds every file's gate and queue while it
-  // waits, so that every GPU drains for it, but none of the locks until it has them all.
+  // all of them at once: a measurement holds every file's gate and queue while it waits, so that
+  // every GPU drains for it, but none of the locks until it has them all (take_every); a shared
+  // turn is tried on all at once for a while, then asked for with priority (the pair gate).
   const std::size_t count = files_.size();
+  const auto try_shared = [this](std::size_t i) {
+    Files& file = files_[i];
+    if (!try_lock(file.gate, LOCK_EX, file.path + ".gate")) return false;
+    bool taken = false;
+    try {
+      taken = try_lock(file.lock, LOCK_SH, file.path);
+    } catch (...) {
+      ::flock(file.gate, LOCK_UN);
+      throw;
+    }
+    ::flock(file.gate, LOCK_UN);
+    return taken;
+  };
+  const auto wait_shared = [this](std::size_t i) {
+    Files& file = files_[i];
+    lock(file.gate, LOCK_EX, file.path + ".gate");
+    try {
+      lock(file.lock, LOCK_SH, file.path);
+    } catch (...) {
+      ::flock(file.gate, LOCK_UN);
+      throw;
+    }
+    ::flock(file.gate, LOCK_UN);
+  };
+  const auto undo = [this](std::size_t i) { ::flock(files_[i].lock, LOCK_UN); };
   if (mode == GpuTurnMode::shared) {
-    take_every(
-        count,
-        [this](std::size_t i) {
-          Files& file = files_[i];
-          if (!try_lock(file.gate, LOCK_EX, file.path + ".gate")) return false;
-          bool taken = false;
-          try {
-            taken = try_lock(file.lock, LOCK_SH, file.path);
-          } catch (...) {
-            ::flock(file.gate, LOCK_UN);
-            throw;
-          }
-          ::flock(file.gate, LOCK_UN);
-          return taken;
-        },
-        [this](std::size_t i) {
-          Files& file = files_[i];
-          lock(file.gate, LOCK_EX, file.path + ".gate");
-          try {
-            lock(file.lock, LOCK_SH, file.path);
-          } catch (...) {
-            ::flock(file.gate, LOCK_UN);
-            throw;
-          }
-          ::flock(file.gate, LOCK_UN);
-        },
-        [this](std::size_t i) { ::flock(files_[i].lock, LOCK_UN); });
+    if (count == 1 || pair_ < 0) {
+      take_every(count, try_shared, wait_shared, undo);
+      return;
+    }
+    if (take_every_within_patience(count, try_shared, undo)) return;
+    // Priority: holding the pair gate shared, no new measurement queues on any GPU (each passes
+    // the pair gate exclusively); this program waits, GPU after GPU in the files' order, for the
+    // measurements queued on each, and keeps each GPU's shared turn while it waits for the next
+    // (that GPU's programs go on beside it; its measurements could not queue meanwhile anyway).
+    // Several programs of several GPUs wait so at once, and get their turns together.
+    lock(pair_, LOCK_SH, pair_path_);
+    std::size_t held = 0;
+    try {
+      for (; held < count; ++held) wait_shared(held);
+    } catch (...) {
+      while (held > 0) undo(--held);
+      ::flock(pair_, LOCK_UN);
+      throw;
+    }
+    ::flock(pair_, LOCK_UN);
     return;
   }
+  // A measurement passes the pair gate (waits while a program of several GPUs has priority); one
+  // on several GPUs holds it until it holds every gate, so that no program of several GPUs asks
+  // for priority meanwhile: one could take the first GPU's lock, which the measurement would wait
+  // for, and wait for the second GPU's gate, which the measurement holds.
+  if (pair_ >= 0) lock(pair_, LOCK_EX, pair_path_);
+  if (pair_ >= 0 && count == 1) ::flock(pair_, LOCK_UN);
   try {
     for (Files& file : files_) {
       lock(file.gate, LOCK_SH, file.path + ".gate");
       lock(file.queue, LOCK_SH, file.path + ".queue");
     }
+    if (pair_ >= 0) ::flock(pair_, LOCK_UN);
     take_every(
         count, [this](std::size_t i) { return try_lock(files_[i].lock, LOCK_EX, files_[i].path); },
         [this](std::size_t i) { lock(files_[i].lock, LOCK_EX, files_[i].path); },
         [this](std::size_t i) { ::flock(files_[i].lock, LOCK_UN); });
   } catch (...) {
     for (Files& file : files_) ::flock(file.queue, LOCK_UN);
+    if (pair_ >= 0) ::flock(pair_, LOCK_UN);
     release();
     throw;
   }
@@ -206,6 +286,18 @@ void GpuTurn::release() {
 }
 
 void GpuTurn::take_context_turn() {
+  // A program of several GPUs makes its contexts one at a time with the other programs of several
+  // GPUs (the pair's context turn, where there is a pair gate), not with each GPU's programs: it
+  // makes its first context when it first uses a GPU and the others later, in its shared turn, as
+  // every program does after its first. Waiting for every GPU's context turn at once, it seldom
+  // found them all free; holding the first while it waited for the next, which that GPU's
+  // programs took before it again and again (a lock file is not a queue), it kept every program
+  // of the first GPU from starting; holding only the first GPU's, it slowed that GPU's programs'
+  // starts (a CPU model of a class on two GPUs, 2026-11-27).
+  if (pair_context_ >= 0) {
+    lock(pair_context_, LOCK_EX, pair_context_path());
+    return;
+  }
   take_every(
       files_.size(), [this](std::size_t i) { return try_lock(files_[i].context, LOCK_EX, files_[i].path + ".context"); },
       [this](std::size_t i) { lock(files_[i].context, LOCK_EX, files_[i].path + ".context"); },
@@ -213,7 +305,15 @@ void GpuTurn::take_context_turn() {
 }
 
 void GpuTurn::release_context_turn() {
+  if (pair_context_ >= 0) {
+    ::flock(pair_context_, LOCK_UN);
+    return;
+  }
   for (Files& file : files_) ::flock(file.context, LOCK_UN);
+}
+
+std::string GpuTurn::pair_context_path() const {
+  return pair_path_.empty() ? std::string() : pair_path_.substr(0, pair_path_.size() - 4) + "context";
 }
 
 bool GpuTurn::measurement_waits() {
@@ -504,6 +604,8 @@ void start_yielding_gpu_turn(std::function<void()> wait_for_all_gpu_work) {
 }
 
 void stop_gpu_turn_holders_after(std::chrono::milliseconds held) { turn_state().stop_after_ms = held.count(); }
+
+void ask_for_priority_after(std::chrono::milliseconds patience) { g_patience_ms = patience.count(); }
 
 void disarm_gpu_turn() {
   TurnState& state = turn_state();

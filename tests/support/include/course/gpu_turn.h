@@ -67,7 +67,7 @@
 /// (tools/grade-class) every grading's on that GPU. A program waits for its GPU work before it
 /// lets go of a turn, so what the code under test launched runs inside that program's turn. The
 /// code under test cannot call flock or open files (the code policy), nor write the turn files
-/// (the sandbox lets the judge's programs write only these four).
+/// (the sandbox lets the judge's programs write only these four and the pair's two, below).
 #pragma once
 
 #include <chrono>
@@ -82,11 +82,32 @@ enum class GpuTurnMode { shared, exclusive };
 
 /// One program's hold on the lock file `path` (and the gate PATH.gate), in one mode at a time.
 /// `path` may name several lock files, separated by commas (a program that uses several GPUs, each
-/// with its own file): the program then holds a turn of that mode on each, all at once, never
-/// waiting for one while it holds another (one GPU's queue would hold up the other GPU's
-/// measurements); while a measurement on several waits, it holds each file's gate and queue, so
-/// that every one of its GPUs drains for it. A measurement waiting on any of the files is one
-/// that waits.
+/// with its own file, always named in the same order): the program then holds a turn of that mode
+/// on each, all at once; while a measurement on several waits, it holds each file's gate and
+/// queue, so that every one of its GPUs drains for it, but none of the locks until it has them
+/// all. A measurement waiting on any of the files is one that waits. Files named STEM-N.turn (a
+/// class's: gpu-0.turn, gpu-1.turn) also have a pair gate, STEM-pair.gate, and a context turn of
+/// the programs of several GPUs, STEM-pair.context:
+/// - a program of several GPUs tries its shared turn on every file at once for 250 ms
+///   (ask_for_priority_after), holding none while one is busy, so that one GPU's measurements do
+///   not hold up another's; then it asks for priority: it holds the pair gate shared, and waits,
+///   file after file in their order, for each GPU's gate and its shared turn there (keeping the
+///   turns taken; that GPU's other programs go on beside it). Every measurement passes the pair
+///   gate exclusively before it queues, so that none queues on any GPU meanwhile, and each GPU's
+///   queued measurements end. Each GPU's measurements keep that GPU busy in turn, so that tried
+///   all at once only, these programs waited for minutes (2 x H100, 2026-11-26: 197-217 s per
+///   grading for tests that take 3 s alone).
+/// - a measurement on several files holds the pair gate until it holds every file's gate, so that
+///   no program asks for priority meanwhile (it could hold a lock that the measurement waits for
+///   and wait for a gate that the measurement holds);
+/// - such a program makes its first context in the pair's context turn, one at a time with the
+///   other programs of several GPUs, not in each GPU's (it makes its other contexts later, in its
+///   shared turn, as every program does after its first). Waiting for every GPU's context turn at
+///   once, it seldom found all free; holding the first while it waited for the next, which that
+///   GPU's programs kept taking before it (a lock file is not a queue), it kept every program of
+///   the first GPU from starting, and a class on 2 x H100 graded nothing in 268 s (2026-11-27).
+/// A CPU model of such a class (programs as processes with this protocol; .exp, not kept) gave the
+/// programs of both GPUs 46-51 runs in 40 s beside 140-160 of one GPU, against none before.
 class GpuTurn {
  public:
   /// Opens the lock files; holds nothing yet. Throws std::runtime_error when they cannot be opened.
@@ -128,6 +149,10 @@ class GpuTurn {
   void close_all();
   std::string path_;
   std::vector<Files> files_;
+  std::string pair_context_path() const;
+  int pair_ = -1;  // the pair gate (above), where there is one
+  int pair_context_ = -1;  // the context turn of the programs of several GPUs (above)
+  std::string pair_path_;
   /// @endcond
 };
 
@@ -167,6 +192,10 @@ void cuda_capture_ended();  ///< see cuda_capture_began
 constexpr int kStoppedExitStatus = 86;
 /// How long a held-up measurement waits before its holder is stopped (10 s; the unit tests shorten it).
 void stop_gpu_turn_holders_after(std::chrono::milliseconds held);
+
+/// How long a program of several GPUs tries its turns on all of them at once before it asks for
+/// priority (250 ms; the unit tests change it).
+void ask_for_priority_after(std::chrono::milliseconds patience);
 
 /// Before the program exits (main()): yields the shared turn no more, lets go of it, and takes
 /// the context turn and then the shared turn, both kept to the end, so that the context's

@@ -1,0 +1,133 @@
+// A CPU model of a class's turn-taking (course/gpu_turn.h) on two GPUs, with no GPU: programs of
+// one GPU and of both run as processes with the real protocol (the context turn, the shared turn,
+// yielding to measurements, measurements, the turn to the end), their CUDA calls and GPU work
+// stood in for by sleeps. It shows how a change to the protocol shares the GPUs out before it
+// costs device time: a class on 2 x H100 that graded nothing in 268 s (2026-11-27) had its programs
+// of both GPUs starve here too, and its programs of the first GPU stall behind them.
+//
+// Usage: gpu_turn_model DIR SECONDS ONE_GPU_PROGRAMS_PER_GPU PROGRAMS_OF_BOTH [--check]
+//   keeps that many programs running for SECONDS (a new one as each ends), with their turn files
+//   in DIR, and prints per kind how many ended and how long they took. With --check, the exit
+//   status is 1 when a kind had fewer than 3 programs end, or one ended after more than half the run.
+#include "course/gpu_turn.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+// CUDA calls of 1 ms (the GPU work done within the call) with 0.5 ms of host work between them.
+void calls_for(milliseconds span) {
+  const auto until = Clock::now() + span;
+  while (Clock::now() < until) {
+    course::cuda_call_begins();
+    std::this_thread::sleep_for(std::chrono::microseconds(1000));
+    course::cuda_call_ends();
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+}
+
+// One test program, as main() takes its turns: the context (80 ms), its work in pieces with
+// `measurements` measurements of `measure` between them, the teardown at exit (50 ms).
+int program(const std::string& path, milliseconds work, int measurements, milliseconds measure) {
+  course::arm_gpu_turn(path, [] {});
+  std::this_thread::sleep_for(milliseconds(80));
+  course::context_made();
+  course::start_yielding_gpu_turn([] {});
+  for (int piece = 0; piece <= measurements; ++piece) {
+    calls_for(work / (measurements + 1));
+    if (piece < measurements) {
+      const course::ExclusiveGpuTurn alone;
+      std::this_thread::sleep_for(measure);
+    }
+  }
+  course::hold_gpu_turn_to_the_end();
+  std::this_thread::sleep_for(milliseconds(50));
+  return 0;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 6 && std::string(argv[1]) == "program")
+    return program(argv[2], milliseconds(std::atoi(argv[3])), std::atoi(argv[4]), milliseconds(std::atoi(argv[5])));
+  if (argc < 5) {
+    std::fprintf(stderr, "usage: %s DIR SECONDS ONE_GPU_PROGRAMS_PER_GPU PROGRAMS_OF_BOTH [--check]\n", argv[0]);
+    return 2;
+  }
+  const std::string dir = argv[1];
+  const int seconds = std::atoi(argv[2]), per_gpu = std::atoi(argv[3]), of_both = std::atoi(argv[4]);
+  const bool check = argc > 5 && std::string(argv[5]) == "--check";
+  const std::string first = dir + "/gpu-0.turn", second = dir + "/gpu-1.turn";
+  struct Slot {
+    std::string kind, path;
+    pid_t pid = -1;
+    Clock::time_point started;
+  };
+  std::vector<Slot> slots;
+  for (int i = 0; i < per_gpu; ++i) {
+    slots.push_back({"GPU 0", first});
+    slots.push_back({"GPU 1", second});
+  }
+  for (int i = 0; i < of_both; ++i) slots.push_back({"both GPUs", first + "," + second});
+  std::mt19937 random(1);
+  const auto start = [&](Slot& slot) {
+    // A third of the programs measure, three times 150 ms; a program of both works 1.5 s, one of one GPU 1 s.
+    const std::string work = slot.kind == "both GPUs" ? "1500" : "1000", measurements = random() % 3 == 0 ? "3" : "0";
+    slot.started = Clock::now();
+    slot.pid = ::fork();
+    if (slot.pid == 0) {
+      ::execl("/proc/self/exe", "gpu_turn_model", "program", slot.path.c_str(), work.c_str(), measurements.c_str(), "150",
+              static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+  };
+  for (Slot& slot : slots) start(slot);
+  std::map<std::string, std::vector<double>> ended;
+  std::map<std::string, int> failed;
+  const auto end = Clock::now() + std::chrono::seconds(seconds);
+  while (Clock::now() < end) {
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid <= 0) {
+      std::this_thread::sleep_for(milliseconds(5));
+      continue;
+    }
+    for (Slot& slot : slots)
+      if (slot.pid == pid) {
+        const double took = std::chrono::duration<double>(Clock::now() - slot.started).count();
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+          ended[slot.kind].push_back(took);
+        else
+          ++failed[slot.kind];
+        start(slot);
+      }
+  }
+  for (Slot& slot : slots) ::kill(slot.pid, SIGKILL);
+  while (::waitpid(-1, nullptr, 0) > 0) {
+  }
+  bool fine = true;
+  for (const char* kind : {"GPU 0", "GPU 1", "both GPUs"}) {
+    std::vector<double>& times = ended[kind];
+    if (std::string(kind) == "both GPUs" && of_both == 0) continue;
+    std::sort(times.begin(), times.end());
+    const double longest = times.empty() ? 0 : times.back();
+    std::printf("programs of %s: %zu ended in %d s, median %.2f s, longest %.2f s, %d failed\n", kind, times.size(),
+                seconds, times.empty() ? 0.0 : times[times.size() / 2], longest, failed[kind]);
+    if (times.size() < 3 || failed[kind] > 0 || longest > seconds / 2.0) fine = false;
+  }
+  if (check && !fine) std::printf("gpu_turn_model: a kind of program starved, stalled or failed\n");
+  return check && !fine ? 1 : 0;
+}
