@@ -582,6 +582,31 @@ TEST(GpuTurn, ProgramsOfSeveralGpusMakeTheirContextsOneAtATimeAmongThemselves) {
   files.remove();
 }
 
+// Where the pair gate cannot be opened (a sandbox whose grader made none), programs of several
+// GPUs take their turns on every file at once, and programs of one GPU without it.
+TEST(GpuTurn, WithoutAPairGateTurnsOnSeveralFilesStillWork) {
+  using course::GpuTurnMode;
+  const TwoGpuTurnFiles files("course-gpu-turn-no-pair");
+  const std::string pair = files.first.substr(0, files.first.rfind('-') + 1) + "pair.gate";
+  ASSERT_EQ(::mkdir(pair.c_str(), 0700), 0) << pair;  // a folder: no lock file can be opened there
+  const std::chrono::milliseconds short_wait(300), long_wait(10000);
+  std::atomic<bool> both_given{false}, both_release{false};
+  std::thread shared_on_both = take_turn(files.both, GpuTurnMode::shared, both_given, both_release);
+  EXPECT_TRUE(becomes_true_within(both_given, long_wait));
+  std::atomic<bool> measured{false}, measured_release{true};
+  std::thread measurement = take_turn(files.first, GpuTurnMode::exclusive, measured, measured_release);
+  EXPECT_FALSE(becomes_true_within(measured, short_wait)) << "a measurement ran beside a program of both";
+  both_release = true;
+  shared_on_both.join();
+  EXPECT_TRUE(becomes_true_within(measured, long_wait));
+  measurement.join();
+  course::GpuTurn alone(files.both, GpuTurnMode::exclusive);
+  alone.take_context_turn();
+  alone.release_context_turn();
+  ::rmdir(pair.c_str());
+  files.remove();
+}
+
 // Programs of one GPU, of the other and of both, each switching between shared turns and
 // measurements as fast as it can, all get through: none waits while it holds a file another waits for.
 TEST(GpuTurn, TurnsOnSeveralFilesNeverWaitForEachOther) {

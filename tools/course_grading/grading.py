@@ -459,7 +459,10 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
     every_turn = [pathlib.Path(lock_dir) / f"gpu-{g}.turn" for g in sorted(set(every_gpu), key=int)] if class_turns else []
     turn_files = [file for base in (every_turn or [turns])
                   for file in (base, *(base.with_name(base.name + end) for end in (".gate", ".queue", ".context")))]
-    if len(every_turn) > 1:  # the pair gate and context turn of the programs of several GPUs (course/gpu_turn.h)
+    # The pair gate and context turn of the programs of several GPUs (course/gpu_turn.h); without
+    # them (COURSE_GPU_TURN_PRIORITY=0 in the grader's environment, to compare a class's times with
+    # and without), those programs take their turns on every GPU at once only.
+    if len(every_turn) > 1 and os.environ.get("COURSE_GPU_TURN_PRIORITY", "1") != "0":
         turn_files += [pathlib.Path(lock_dir) / "gpu-pair.gate", pathlib.Path(lock_dir) / "gpu-pair.context"]
     if class_turns:  # made here, so that the sandbox need only let the programs write these (course/gpu_turn.h)
         if any("," in str(base) for base in every_turn):
