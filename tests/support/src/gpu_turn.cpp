@@ -254,12 +254,13 @@ void GpuTurn::take(GpuTurnMode mode) {
     ::flock(pair_, LOCK_UN);
     return;
   }
-  // A measurement passes the pair gate (waits while a program of several GPUs has priority); one
-  // on several GPUs holds it until it holds every gate, so that no program of several GPUs asks
-  // for priority meanwhile: one could take the first GPU's lock, which the measurement would wait
-  // for, and wait for the second GPU's gate, which the measurement holds.
+  // A measurement passes the pair gate (waits while a program of several GPUs has priority),
+  // holding it until it holds its gates and queues, so that no program of several GPUs asks for
+  // priority in between: one could take a GPU's lock, which the measurement would then wait for
+  // while it waits for another GPU (of a measurement on several, a gate that it holds; of one on
+  // a single GPU, that GPU's programs would wait behind the queued measurement: an adversarial
+  // review, 2026-11-27).
   if (pair_ >= 0) lock(pair_, LOCK_EX, pair_path_);
-  if (pair_ >= 0 && count == 1) ::flock(pair_, LOCK_UN);
   try {
     for (Files& file : files_) {
       lock(file.gate, LOCK_SH, file.path + ".gate");
