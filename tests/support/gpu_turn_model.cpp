@@ -43,10 +43,13 @@ void calls_for(milliseconds span) {
 // One test program, as main() takes its turns: the context (80 ms), its work in pieces with
 // `measurements` measurements of `measure` between them, the teardown at exit (50 ms).
 int program(const std::string& path, milliseconds work, int measurements, milliseconds measure) {
-  course::arm_gpu_turn(path, [] {});
+  // Waiting for the program's GPU work in flight, before it lets go of a turn, takes a while.
+  const auto drain = [] { std::this_thread::sleep_for(milliseconds(3)); };
+  if (const char* slice = std::getenv("MODEL_SLICE_MS")) course::keep_priority_for(milliseconds(std::atoi(slice)));
+  course::arm_gpu_turn(path, drain);
   std::this_thread::sleep_for(milliseconds(80));
   course::context_made();
-  course::start_yielding_gpu_turn([] {});
+  course::start_yielding_gpu_turn(drain);
   for (int piece = 0; piece <= measurements; ++piece) {
     calls_for(work / (measurements + 1));
     if (piece < measurements) {
@@ -85,11 +88,16 @@ int main(int argc, char** argv) {
   std::mt19937 random(1);
   const auto start = [&](Slot& slot) {
     // A third of the programs measure, three times 150 ms; a program of both works 1.5 s, one of one GPU 1 s.
-    const std::string work = slot.kind == "both GPUs" ? "1500" : "1000", measurements = random() % 3 == 0 ? "3" : "0";
+    const char* every = std::getenv("MODEL_MEASURE_EVERY");  // (a third of the programs by default)
+    const int one_in = every ? std::atoi(every) : 3;
+    const std::string work = slot.kind == "both GPUs" ? "1500" : "1000",
+                      measurements = random() % one_in == 0 ? "3" : "0";
     slot.started = Clock::now();
     slot.pid = ::fork();
     if (slot.pid == 0) {
-      ::execl("/proc/self/exe", "gpu_turn_model", "program", slot.path.c_str(), work.c_str(), measurements.c_str(), "150",
+      const char* measure = std::getenv("MODEL_MEASURE_MS");  // how long each measurement takes (150 ms)
+      ::execl("/proc/self/exe", "gpu_turn_model", "program", slot.path.c_str(), work.c_str(), measurements.c_str(),
+              measure ? measure : "150",
               static_cast<char*>(nullptr));
       ::_exit(127);
     }

@@ -582,6 +582,48 @@ TEST(GpuTurn, ProgramsOfSeveralGpusMakeTheirContextsOneAtATimeAmongThemselves) {
   files.remove();
 }
 
+// A program that yields keeps a priority it was given for a slice: measurements asked for then
+// wait at the pair gate (it sees none waiting, so it does not yield at once), until the slice ends.
+TEST(GpuTurn, APriorityIsKeptForASliceByAProgramThatYields) {
+  using course::GpuTurnMode;
+  const TwoGpuTurnFiles files("course-gpu-turn-slice");
+  const std::chrono::milliseconds short_wait(300), long_wait(10000);
+  course::ask_for_priority_after(std::chrono::milliseconds(1));
+  std::atomic<bool> measured{false}, measured_release{false};
+  std::thread measurement = take_turn(files.second, GpuTurnMode::exclusive, measured, measured_release);
+  ASSERT_TRUE(becomes_true_within(measured, long_wait));
+  course::GpuTurn turn(files.both);
+  turn.keep_priority_for_a_slice(true);
+  std::atomic<bool> given{false};
+  std::thread take([&] {
+    turn.take(GpuTurnMode::shared);
+    given = true;
+  });
+  EXPECT_FALSE(becomes_true_within(given, short_wait)) << "a shared turn on both was given beside a measurement";
+  measured_release = true;
+  measurement.join();
+  ASSERT_TRUE(becomes_true_within(given, long_wait));
+  take.join();
+  std::atomic<bool> next_measured{false}, next_release{true};
+  std::thread next = take_turn(files.first, GpuTurnMode::exclusive, next_measured, next_release);
+  std::this_thread::sleep_for(short_wait);
+  EXPECT_FALSE(turn.measurement_waits()) << "a measurement queued while a priority was kept";
+  turn.end_priority_after(std::chrono::milliseconds(60000));
+  std::this_thread::sleep_for(short_wait);
+  EXPECT_FALSE(turn.measurement_waits()) << "a priority ended before its slice";
+  turn.end_priority_after(std::chrono::milliseconds(0));
+  const auto until = std::chrono::steady_clock::now() + long_wait;
+  while (!turn.measurement_waits() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_TRUE(turn.measurement_waits()) << "no measurement queued once the slice ended";
+  EXPECT_FALSE(next_measured.load()) << "a measurement ran beside a program of both";
+  turn.release();
+  EXPECT_TRUE(becomes_true_within(next_measured, long_wait));
+  next.join();
+  course::ask_for_priority_after(std::chrono::milliseconds(250));
+  files.remove();
+}
+
 // Where the pair gate cannot be opened (a sandbox whose grader made none), programs of several
 // GPUs take their turns on every file at once, and programs of one GPU without it.
 TEST(GpuTurn, WithoutAPairGateTurnsOnSeveralFilesStillWork) {

@@ -92,6 +92,8 @@ void take_every(std::size_t count, const std::function<bool(std::size_t)>& try_o
 // How long a program of several GPUs tries its turns on all of them at once before it asks for
 // priority (the pair gate, GpuTurn::take).
 std::atomic<std::chrono::milliseconds::rep> g_patience_ms{250};
+// How long a program that yields keeps the priority it was given (GpuTurn::end_priority_after).
+std::atomic<std::chrono::milliseconds::rep> g_slice_ms{500};
 
 // Tries `try_one` on each of `count` files, all at once, every 2 ms for the patience above,
 // holding none while one is busy. True when it holds them all; false (holding none) otherwise.
@@ -251,6 +253,15 @@ void GpuTurn::take(GpuTurnMode mode) {
       ::flock(pair_, LOCK_UN);
       throw;
     }
+    // A program that yields keeps the priority for a slice (end_priority_after): let go of at once,
+    // the measurements held back queued the next millisecond and it yielded again, having run a
+    // call or two per priority (an adversarial review, 2026-11-27).
+    if (keep_priority_.load()) {
+      priority_since_ms_ = std::max<long long>(1, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                      std::chrono::steady_clock::now().time_since_epoch())
+                                                      .count());
+      return;
+    }
     ::flock(pair_, LOCK_UN);
     return;
   }
@@ -285,6 +296,17 @@ void GpuTurn::release() {
     ::flock(file.lock, LOCK_UN);
     ::flock(file.gate, LOCK_UN);  // held only by a measurement (nothing otherwise)
   }
+  if (priority_since_ms_.exchange(0) != 0) ::flock(pair_, LOCK_UN);
+}
+
+void GpuTurn::end_priority_after(std::chrono::milliseconds slice) {
+  const long long since = priority_since_ms_.load();
+  if (since == 0) return;
+  const long long now =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  if (now - since < slice.count()) return;
+  long long expected = since;  // (not if release() or a new priority came meanwhile)
+  if (priority_since_ms_.compare_exchange_strong(expected, 0)) ::flock(pair_, LOCK_UN);
 }
 
 void GpuTurn::take_context_turn() {
@@ -414,6 +436,7 @@ struct TurnState {
   std::atomic<int> captures{0};  // stream captures under way
   std::atomic<int> keeps{0};     // KeepGpuTurn scopes open
   bool yielding = false;         // the thread may yield the shared turn
+  std::atomic<GpuTurn*> yielded{nullptr};  // the turn the thread yields, for what it does without the mutex
   bool stop_yielder = false;
   std::thread yielder;
   // The watchdog (start_yielding_gpu_turn): what it reads without the mutex, which a program
@@ -485,6 +508,9 @@ void yield_to_measurements(TurnState& state) {
   constexpr auto kCallsEndWithin = std::chrono::milliseconds(1000);
   for (;;) {
     std::this_thread::sleep_for(kLookEvery);
+    // Without the mutex, which the program may hold for long (a wait for its GPU work): a priority
+    // kept past its slice is let go of, so that measurements queue again.
+    if (GpuTurn* turn = state.yielded.load()) turn->end_priority_after(std::chrono::milliseconds(g_slice_ms.load()));
     std::unique_lock<std::mutex> guard(state.mutex, std::try_to_lock);
     if (!guard.owns_lock()) continue;  // the program is switching turns itself
     if (state.stop_yielder) return;
@@ -554,6 +580,7 @@ void watch_for_a_held_up_measurement(TurnState& state, std::string path) {
 }
 
 void stop_yielding(TurnState& state, std::unique_lock<std::mutex>& guard) {
+  if (state.turn) state.turn->keep_priority_for_a_slice(false);  // nothing would end it
   if (!state.yielder.joinable()) return;
   state.stop_yielder = true;
   guard.unlock();
@@ -561,6 +588,7 @@ void stop_yielding(TurnState& state, std::unique_lock<std::mutex>& guard) {
   guard.lock();
   state.stop_yielder = false;
   state.yielding = false;
+  state.yielded = nullptr;
 }
 }  // namespace
 
@@ -597,6 +625,8 @@ void start_yielding_gpu_turn(std::function<void()> wait_for_all_gpu_work) {
   if (!state.turn || state.yielder.joinable()) return;
   state.wait_for_all_gpu_work = std::move(wait_for_all_gpu_work);
   state.yielding = true;
+  state.yielded = state.turn.get();
+  state.turn->keep_priority_for_a_slice(true);  // the thread below ends it
   state.yielder = std::thread(yield_to_measurements, std::ref(state));
   // Watched from now to the end, the program's exit too (its last wait for GPU work holds the
   // shared turn); the watchdog is never joined (it ends with the program).
@@ -608,6 +638,8 @@ void start_yielding_gpu_turn(std::function<void()> wait_for_all_gpu_work) {
 void stop_gpu_turn_holders_after(std::chrono::milliseconds held) { turn_state().stop_after_ms = held.count(); }
 
 void ask_for_priority_after(std::chrono::milliseconds patience) { g_patience_ms = patience.count(); }
+
+void keep_priority_for(std::chrono::milliseconds slice) { g_slice_ms = slice.count(); }
 
 void disarm_gpu_turn() {
   TurnState& state = turn_state();
@@ -660,6 +692,7 @@ void hold_gpu_turn_to_the_end() {
   const std::lock_guard<std::mutex> guard(state.mutex);  // after a yield under way has ended
   state.yielding = false;
   if (!state.turn) return;
+  state.turn->keep_priority_for_a_slice(false);  // the turn kept to the end keeps no priority
   // The context turn is waited for holding no turn, as at the start (no program that holds the
   // context turn may wait for one that waits for it).
   if (!state.paused) let_go_of_the_turn(state);

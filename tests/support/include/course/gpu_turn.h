@@ -70,6 +70,7 @@
 /// (the sandbox lets the judge's programs write only these four and the pair's two, below).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <string>
@@ -129,6 +130,13 @@ class GpuTurn {
   bool measurement_waits();
   /// The lock files' paths, as given.
   const std::string& path() const { return path_; }
+  /// Whether a shared turn on several files given with priority keeps it (the pair gate, above)
+  /// until end_priority_after lets go of it, rather than at once (a program that yields; off by
+  /// default).
+  void keep_priority_for_a_slice(bool keep) { keep_priority_ = keep; }
+  /// Lets go of a priority kept for `slice` or longer (the pair gate); may be called from another
+  /// thread than the turn's, without a lock.
+  void end_priority_after(std::chrono::milliseconds slice);
   /// Waits until no other program makes or tears down its context (PATH.context) and holds that
   /// (above); never called while a turn is held. Throws std::runtime_error when it cannot lock.
   void take_context_turn();
@@ -150,6 +158,8 @@ class GpuTurn {
   std::string path_;
   std::vector<Files> files_;
   std::string pair_context_path() const;
+  std::atomic<bool> keep_priority_{false};
+  std::atomic<long long> priority_since_ms_{0};  // steady clock, while a priority is kept; 0 otherwise
   int pair_ = -1;  // the pair gate (above), where there is one
   int pair_context_ = -1;  // the context turn of the programs of several GPUs (above)
   std::string pair_path_;
@@ -196,6 +206,9 @@ void stop_gpu_turn_holders_after(std::chrono::milliseconds held);
 /// How long a program of several GPUs tries its turns on all of them at once before it asks for
 /// priority (250 ms; the unit tests change it).
 void ask_for_priority_after(std::chrono::milliseconds patience);
+/// How long a program that yields keeps a priority it was given before it lets measurements queue
+/// again (500 ms; the unit tests and the model change it).
+void keep_priority_for(std::chrono::milliseconds slice);
 
 /// Before the program exits (main()): yields the shared turn no more, lets go of it, and takes
 /// the context turn and then the shared turn, both kept to the end, so that the context's
