@@ -442,6 +442,7 @@ TEST(GpuTurn, AProgramOfSeveralGpusAsksForPriorityAfterItsPatience) {
   const std::string &first_gpu = files.first, &second_gpu = files.second, &both = files.both;
   const std::chrono::milliseconds short_wait(300), long_wait(10000), patience(1500);
   course::ask_for_priority_after(patience);
+  course::give_up_priority_after(std::chrono::seconds(20));
   // A shared turn on both waits for a measurement on the second GPU.
   std::atomic<bool> measured{false}, measured_release{false};
   std::thread measurement = take_turn(second_gpu, GpuTurnMode::exclusive, measured, measured_release);
@@ -492,6 +493,45 @@ TEST(GpuTurn, AProgramOfSeveralGpusAsksForPriorityAfterItsPatience) {
   EXPECT_TRUE(becomes_true_within(measured_both, long_wait));
   measurement_on_both.join();
   course::ask_for_priority_after(std::chrono::milliseconds(250));
+  course::give_up_priority_after(std::chrono::seconds(2));
+  files.remove();
+}
+
+// A priority not granted within its bound is given up, so that a GPU held long (a long
+// measurement, a program slow to yield) does not hold up the other GPUs' measurements for as long:
+// they run in the gaps, and the program of several GPUs asks again.
+TEST(GpuTurn, APriorityNotGrantedInTimeIsGivenUp) {
+  using course::GpuTurnMode;
+  const TwoGpuTurnFiles files("course-gpu-turn-give-up");
+  const std::chrono::milliseconds long_wait(10000);
+  course::ask_for_priority_after(std::chrono::milliseconds(100));
+  course::give_up_priority_after(std::chrono::milliseconds(400));
+  std::atomic<bool> measured{false}, measured_release{false};
+  std::thread measurement = take_turn(files.second, GpuTurnMode::exclusive, measured, measured_release);
+  ASSERT_TRUE(becomes_true_within(measured, long_wait));
+  std::atomic<bool> both_given{false}, both_release{true};
+  std::thread shared_on_both = take_turn(files.both, GpuTurnMode::shared, both_given, both_release);
+  // Measurements on the first GPU, one after another: each gets through within a priority's bound
+  // and patience, however long the second GPU stays held.
+  double longest_s = 0;
+  for (int round = 0; round < 5; ++round) {
+    const auto asked = std::chrono::steady_clock::now();
+    std::atomic<bool> first_measured{false}, first_release{true};
+    std::thread first = take_turn(files.first, GpuTurnMode::exclusive, first_measured, first_release);
+    EXPECT_TRUE(becomes_true_within(first_measured, long_wait));
+    longest_s = std::max(longest_s, std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count());
+    first.join();
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  }
+  EXPECT_LT(longest_s, 1.5) << "a measurement on the first GPU waited " << longest_s
+                            << " s for a program of both that waits for the second";
+  EXPECT_FALSE(both_given.load()) << "a shared turn on both was given beside a measurement";
+  measured_release = true;
+  measurement.join();
+  EXPECT_TRUE(becomes_true_within(both_given, long_wait)) << "the program of both did not ask again";
+  shared_on_both.join();
+  course::ask_for_priority_after(std::chrono::milliseconds(250));
+  course::give_up_priority_after(std::chrono::seconds(2));
   files.remove();
 }
 

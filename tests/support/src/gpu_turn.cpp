@@ -92,6 +92,8 @@ void take_every(std::size_t count, const std::function<bool(std::size_t)>& try_o
 // How long a program of several GPUs tries its turns on all of them at once before it asks for
 // priority (the pair gate, GpuTurn::take).
 std::atomic<std::chrono::milliseconds::rep> g_patience_ms{250};
+// How long a program of several GPUs waits with priority before it gives it up (GpuTurn::take).
+std::atomic<std::chrono::milliseconds::rep> g_priority_bound_ms{2000};
 // How long a program that yields keeps the priority it was given (GpuTurn::end_priority_after).
 std::atomic<std::chrono::milliseconds::rep> g_slice_ms{500};
 
@@ -238,32 +240,48 @@ void GpuTurn::take(GpuTurnMode mode) {
       take_every(count, try_shared, wait_shared, undo);
       return;
     }
-    if (take_every_within_patience(count, try_shared, undo)) return;
     // Priority: holding the pair gate shared, no new measurement queues on any GPU (each passes
     // the pair gate exclusively); this program waits, GPU after GPU in the files' order, for the
     // measurements queued on each, and keeps each GPU's shared turn while it waits for the next
     // (that GPU's programs go on beside it; its measurements could not queue meanwhile anyway).
-    // Several programs of several GPUs wait so at once, and get their turns together.
-    lock(pair_, LOCK_SH, pair_path_);
-    std::size_t held = 0;
-    try {
-      for (; held < count; ++held) wait_shared(held);
-    } catch (...) {
-      while (held > 0) undo(--held);
+    // Several programs of several GPUs wait so at once, and get their turns together. Every
+    // measurement of the class waits meanwhile, so a priority not granted within 2 s (a GPU held
+    // by a long measurement, or by a program slow to yield) is given up: this program lets go of
+    // what it took, and tries again as at first, so that the other GPUs' measurements go on.
+    for (;;) {
+      if (take_every_within_patience(count, try_shared, undo)) return;
+      lock(pair_, LOCK_SH, pair_path_);
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(g_priority_bound_ms.load());
+      std::size_t held = 0;
+      try {
+        while (held < count && std::chrono::steady_clock::now() < until) {
+          if (try_shared(held))
+            ++held;
+          else
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }
+      } catch (...) {
+        while (held > 0) undo(--held);
+        ::flock(pair_, LOCK_UN);
+        throw;
+      }
+      if (held < count) {
+        while (held > 0) undo(--held);
+        ::flock(pair_, LOCK_UN);
+        continue;
+      }
+      // A program that yields keeps the priority for a slice (end_priority_after): let go of at
+      // once, the measurements held back queued the next millisecond and it yielded again, having
+      // run a call or two per priority (an adversarial review, 2026-11-27).
+      if (keep_priority_.load()) {
+        priority_since_ms_ = std::max<long long>(1, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                        std::chrono::steady_clock::now().time_since_epoch())
+                                                        .count());
+        return;
+      }
       ::flock(pair_, LOCK_UN);
-      throw;
-    }
-    // A program that yields keeps the priority for a slice (end_priority_after): let go of at once,
-    // the measurements held back queued the next millisecond and it yielded again, having run a
-    // call or two per priority (an adversarial review, 2026-11-27).
-    if (keep_priority_.load()) {
-      priority_since_ms_ = std::max<long long>(1, std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                      std::chrono::steady_clock::now().time_since_epoch())
-                                                      .count());
       return;
     }
-    ::flock(pair_, LOCK_UN);
-    return;
   }
   // A measurement passes the pair gate (waits while a program of several GPUs has priority),
   // holding it until it holds its gates and queues, so that no program of several GPUs asks for
@@ -640,6 +658,8 @@ void stop_gpu_turn_holders_after(std::chrono::milliseconds held) { turn_state().
 void ask_for_priority_after(std::chrono::milliseconds patience) { g_patience_ms = patience.count(); }
 
 void keep_priority_for(std::chrono::milliseconds slice) { g_slice_ms = slice.count(); }
+
+void give_up_priority_after(std::chrono::milliseconds bound) { g_priority_bound_ms = bound.count(); }
 
 void disarm_gpu_turn() {
   TurnState& state = turn_state();

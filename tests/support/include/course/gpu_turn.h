@@ -94,8 +94,11 @@ enum class GpuTurnMode { shared, exclusive };
 ///   not hold up another's; then it asks for priority: it holds the pair gate shared, and waits,
 ///   file after file in their order, for each GPU's gate and its shared turn there (keeping the
 ///   turns taken; that GPU's other programs go on beside it). Every measurement passes the pair
-///   gate exclusively before it queues, so that none queues on any GPU meanwhile, and each GPU's
-///   queued measurements end. Each GPU's measurements keep that GPU busy in turn, so that tried
+///   gate exclusively before it queues (holding it until it holds its gates and queues), so that
+///   none queues on any GPU meanwhile, and each GPU's queued measurements end. A priority not
+///   granted within 2 s is given up and asked for again after the 250 ms (every measurement of
+///   the class waits meanwhile); one granted to a program that yields is kept for a 500 ms slice
+///   (keep_priority_for), so that the measurements held back do not make it yield at once. Each GPU's measurements keep that GPU busy in turn, so that tried
 ///   all at once only, these programs waited for minutes (2 x H100, 2026-11-26: 197-217 s per
 ///   grading for tests that take 3 s alone).
 /// - a measurement on several files holds the pair gate until it holds every file's gate, so that
@@ -209,6 +212,9 @@ void ask_for_priority_after(std::chrono::milliseconds patience);
 /// How long a program that yields keeps a priority it was given before it lets measurements queue
 /// again (500 ms; the unit tests and the model change it).
 void keep_priority_for(std::chrono::milliseconds slice);
+/// How long a program of several GPUs waits with priority before it gives it up and tries again
+/// (2 s; the unit tests change it).
+void give_up_priority_after(std::chrono::milliseconds bound);
 
 /// Before the program exits (main()): yields the shared turn no more, lets go of it, and takes
 /// the context turn and then the shared turn, both kept to the end, so that the context's
