@@ -49,7 +49,8 @@ def programs():  # the names of the processes running now
     return names
 builds = {"cc1plus", "cicc", "ptxas", "nvcc", "ld", "fatbinary", "nvlink", "cudafe++", "c++", "g++"}
 with open(sys.argv[1], "w", buffering=1) as out:
-    out.write("seconds,cpu_busy_percent,load1,gpu_util_percent,gpu_memory_mib,build_processes,test_programs\n")
+    out.write("seconds,cpu_busy_percent,load1,gpu_util_percent,gpu_memory_mib,build_processes,test_programs,"
+              "chapter11_programs\n")
     start, (total, idle) = time.monotonic(), cpu()
     while True:
         time.sleep(2)
@@ -66,7 +67,10 @@ with open(sys.argv[1], "w", buffering=1) as out:
         names = programs()
         building = sum(n in builds for n in names)
         testing = sum(n.startswith(("student_ch", "solution_ch")) for n in names)  # the course's test programs
-        out.write(f"{time.monotonic() - start:.0f},{busy:.0f},{os.getloadavg()[0]:.1f},{util},{mem},{building},{testing}\n")
+        # Chapter 11's (its multi-GPU tests take turns on every GPU): how long they stay alive.
+        of_every_gpu = sum(n.startswith(("student_ch11", "solution_ch11")) for n in names)
+        out.write(f"{time.monotonic() - start:.0f},{busy:.0f},{os.getloadavg()[0]:.1f},{util},{mem},{building},{testing},"
+                  f"{of_every_gpu}\n")
 PY
 }
 
