@@ -907,6 +907,31 @@ TEST(GpuTurn, AProgramThatHoldsAMeasurementUpIsStopped) {
   remove_turn_files(path);
 }
 
+void exit_slowly(const std::string& path) {
+  course::stop_slow_exits_after(std::chrono::milliseconds(400));
+  course::arm_gpu_turn(path);
+  course::context_made();
+  course::start_yielding_gpu_turn([] {});
+  course::hold_gpu_turn_to_the_end();
+  std::this_thread::sleep_for(std::chrono::seconds(20));  // a destructor that sleeps: stopped long before
+  std::_Exit(0);
+}
+
+// A program whose exit takes long after its tests (a destructor or exit handler of the code under
+// test that sleeps) holds its GPU's context turn, so that no other program of that GPU starts: it
+// is stopped, its own tests fail, and the turns are free again.
+TEST(GpuTurn, AProgramThatTakesLongToExitIsStopped) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const std::string path = testing::TempDir() + "course-gpu-turn-slow-exit.lock";
+  EXPECT_EXIT(exit_slowly(path), ::testing::ExitedWithCode(course::kStoppedExitStatus),
+              "stopped: this program took more than 0\\.4 s to exit after its tests");
+  EXPECT_TRUE(turn_free(path, LOCK_EX));
+  course::GpuTurn next(path);
+  next.take_context_turn();  // free again
+  next.release_context_turn();
+  remove_turn_files(path);
+}
+
 // A program that yields (start_yielding_gpu_turn) lets go of its shared turn when a
 // measurement waits, once its calls under way have ended and its GPU work has been waited for;
 // the calls it begins meanwhile wait until it has the turn back. Never while a capture is under

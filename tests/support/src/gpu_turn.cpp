@@ -463,7 +463,16 @@ struct TurnState {
   std::atomic<bool> watched{false};       // the program yields, so it must not hold a measurement up
   std::atomic<bool> watchdog_started{false};
   std::atomic<std::chrono::milliseconds::rep> stop_after_ms{10000};
+  // The program's exit (hold_gpu_turn_to_the_end): since when, and how long it may take holding
+  // the turns (its context turn keeps every other program of its GPU from starting meanwhile).
+  std::atomic<long long> exiting_since_ms{0};
+  std::atomic<std::chrono::milliseconds::rep> exit_within_ms{20000};
 };
+
+long long steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 // The profile's record of shared turns (a measurement waits for every one held to end): their
 // total, and the long ones by the test that held them.
@@ -576,6 +585,17 @@ void watch_for_a_held_up_measurement(TurnState& state, std::string path) {
   bool held_up = false;
   for (;;) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    // An exit that takes long (a destructor or exit handler of the code under test that sleeps or
+    // waits) holds the context turn: no other program of the GPU starts meanwhile.
+    const long long exiting_since = state.exiting_since_ms.load();
+    if (exiting_since != 0 && steady_ms() - exiting_since > state.exit_within_ms.load()) {
+      std::fprintf(stderr,
+                   "\n[  COURSE  ] stopped: this program took more than %.1f s to exit after its tests (a destructor "
+                   "or exit handler that waits?), holding the GPU's context turn. Its tests fail; the others go on.\n",
+                   static_cast<double>(state.exit_within_ms.load()) / 1000.0);
+      std::fflush(stderr);
+      std::_Exit(kStoppedExitStatus);
+    }
     if (!state.watched.load() || !state.holds_shared.load() || !probe->measurement_waits()) {
       held_up = false;
       continue;
@@ -729,7 +749,10 @@ void hold_gpu_turn_to_the_end() {
   }
   state.paused = false;
   shared_taken(state);
+  state.exiting_since_ms = steady_ms();  // the watchdog bounds the rest (a program that yields has one)
 }
+
+void stop_slow_exits_after(std::chrono::milliseconds within) { turn_state().exit_within_ms = within.count(); }
 
 void begin_exclusive_gpu_turn() {
   TurnState& state = turn_state();

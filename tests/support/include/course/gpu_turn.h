@@ -221,6 +221,13 @@ void give_up_priority_after(std::chrono::milliseconds bound);
 /// teardown, at exit, happens inside the turn and one program's at a time.
 void hold_gpu_turn_to_the_end();
 
+/// How long a program may take to exit after hold_gpu_turn_to_the_end (20 s; the unit tests shorten
+/// it): one that yielded (it has the watchdog) and takes longer, holding its context turn (no other
+/// program of its GPU starts meanwhile), is stopped with kStoppedExitStatus and a message, so that
+/// its own tests fail (a destructor or exit handler of the code under test that sleeps) and the
+/// class goes on.
+void stop_slow_exits_after(std::chrono::milliseconds within);
+
 /// Lets go of every turn and disarms (the unit tests; a program keeps its shared turn to the end).
 void disarm_gpu_turn();
 
