@@ -98,9 +98,9 @@ enum class GpuTurnMode { shared, exclusive };
 ///   none queues on any GPU meanwhile, and each GPU's queued measurements end. A priority not
 ///   granted within 2 s is given up and asked for again after the 250 ms (every measurement of
 ///   the class waits meanwhile); one granted to a program that yields is kept for a 500 ms slice
-///   (keep_priority_for), so that the measurements held back do not make it yield at once. Each GPU's measurements keep that GPU busy in turn, so that tried
-///   all at once only, these programs waited for minutes (2 x H100, 2026-11-26: 197-217 s per
-///   grading for tests that take 3 s alone).
+///   (keep_priority_for), so that the measurements held back do not make it yield at once. Each
+///   GPU's measurements keep that GPU busy in turn, so that tried all at once only, these programs
+///   waited for minutes (2 x H100, 2026-11-26: 197-217 s per grading for tests that take 3 s alone).
 /// - a measurement on several files holds the pair gate until it holds every file's gate, so that
 ///   no program asks for priority meanwhile (it could hold a lock that the measurement waits for
 ///   and wait for a gate that the measurement holds);
@@ -109,9 +109,10 @@ enum class GpuTurnMode { shared, exclusive };
 ///   shared turn, as every program does after its first). Waiting for every GPU's context turn at
 ///   once, it seldom found all free; holding the first while it waited for the next, which that
 ///   GPU's programs kept taking before it (a lock file is not a queue), it kept every program of
-///   the first GPU from starting, and a class on 2 x H100 graded nothing in 268 s (2026-11-27).
-/// A CPU model of such a class (programs as processes with this protocol; .exp, not kept) gave the
-/// programs of both GPUs 46-51 runs in 40 s beside 140-160 of one GPU, against none before.
+///   the first GPU from starting (a CPU model of a class, 2026-11-27).
+/// That model (tests/support/gpu_turn_model.cpp: programs as processes with this protocol, their
+/// CUDA calls and GPU work stood in for by sleeps) ends 39-43 programs of both GPUs in 30 s beside
+/// 53-64 of each GPU (16 per GPU and 12 of both), against 1 of both before.
 class GpuTurn {
  public:
   /// Opens the lock files; holds nothing yet. Throws std::runtime_error when they cannot be opened.
