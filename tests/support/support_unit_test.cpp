@@ -367,6 +367,21 @@ TEST(GpuTurn, SeveralLockFilesAreSeparatedByCommas) {
     EXPECT_THROW(course::gpu_turn_paths(bad), std::runtime_error) << "'" << bad << "'";
 }
 
+// Sets how long a program of several GPUs waits before it asks for priority, and how long it
+// waits with priority, for one test; the defaults (250 ms, 2 s) again at its end, however it ends.
+struct PriorityTimings {
+  PriorityTimings(std::chrono::milliseconds patience, std::chrono::milliseconds bound) {
+    course::ask_for_priority_after(patience);
+    course::give_up_priority_after(bound);
+  }
+  PriorityTimings(const PriorityTimings&) = delete;
+  PriorityTimings& operator=(const PriorityTimings&) = delete;
+  ~PriorityTimings() {
+    course::ask_for_priority_after(std::chrono::milliseconds(250));
+    course::give_up_priority_after(std::chrono::seconds(2));
+  }
+};
+
 // Two GPUs' turn files under `name` and the pair as a program of both names them
 // (--course_gpu_lock=A,B); `remove` deletes every file of both.
 struct TwoGpuTurnFiles {
@@ -441,8 +456,7 @@ TEST(GpuTurn, AProgramOfSeveralGpusAsksForPriorityAfterItsPatience) {
   const TwoGpuTurnFiles files("course-gpu-turn-apart");
   const std::string &first_gpu = files.first, &second_gpu = files.second, &both = files.both;
   const std::chrono::milliseconds short_wait(300), long_wait(10000), patience(1500);
-  course::ask_for_priority_after(patience);
-  course::give_up_priority_after(std::chrono::seconds(20));
+  const PriorityTimings timings(patience, std::chrono::seconds(20));
   // A shared turn on both waits for a measurement on the second GPU.
   std::atomic<bool> measured{false}, measured_release{false};
   std::thread measurement = take_turn(second_gpu, GpuTurnMode::exclusive, measured, measured_release);
@@ -492,8 +506,6 @@ TEST(GpuTurn, AProgramOfSeveralGpusAsksForPriorityAfterItsPatience) {
   shared_on_second.join();
   EXPECT_TRUE(becomes_true_within(measured_both, long_wait));
   measurement_on_both.join();
-  course::ask_for_priority_after(std::chrono::milliseconds(250));
-  course::give_up_priority_after(std::chrono::seconds(2));
   files.remove();
 }
 
@@ -504,8 +516,7 @@ TEST(GpuTurn, APriorityNotGrantedInTimeIsGivenUp) {
   using course::GpuTurnMode;
   const TwoGpuTurnFiles files("course-gpu-turn-give-up");
   const std::chrono::milliseconds long_wait(10000);
-  course::ask_for_priority_after(std::chrono::milliseconds(100));
-  course::give_up_priority_after(std::chrono::milliseconds(400));
+  const PriorityTimings timings(std::chrono::milliseconds(100), std::chrono::milliseconds(400));
   std::atomic<bool> measured{false}, measured_release{false};
   std::thread measurement = take_turn(files.second, GpuTurnMode::exclusive, measured, measured_release);
   ASSERT_TRUE(becomes_true_within(measured, long_wait));
@@ -530,8 +541,6 @@ TEST(GpuTurn, APriorityNotGrantedInTimeIsGivenUp) {
   measurement.join();
   EXPECT_TRUE(becomes_true_within(both_given, long_wait)) << "the program of both did not ask again";
   shared_on_both.join();
-  course::ask_for_priority_after(std::chrono::milliseconds(250));
-  course::give_up_priority_after(std::chrono::seconds(2));
   files.remove();
 }
 
@@ -542,7 +551,7 @@ TEST(GpuTurn, APriorityNotGrantedInTimeIsGivenUp) {
 TEST(GpuTurn, AProgramOfSeveralGpusGetsItsTurnWhileEachGpuMeasuresInTurn) {
   using course::GpuTurnMode;
   const TwoGpuTurnFiles files("course-gpu-turn-busy");
-  course::ask_for_priority_after(std::chrono::milliseconds(200));
+  const PriorityTimings timings(std::chrono::milliseconds(200), std::chrono::seconds(2));
   struct Shared {  // outlives the test if a thread is stuck (it is detached then)
     std::atomic<bool> stop{false};
     std::atomic<int> rounds{0};
@@ -589,7 +598,6 @@ TEST(GpuTurn, AProgramOfSeveralGpusGetsItsTurnWhileEachGpuMeasuresInTurn) {
   EXPECT_EQ(got, 8) << "a program of both GPUs got " << got << " of 8 shared turns in 30 s beside measurements";
   EXPECT_LT(longest_s.load(), 3.0) << "a program of both GPUs waited " << longest_s.load() << " s for one shared turn";
   EXPECT_GT(shared->rounds.load(), 20) << "the programs of one GPU hardly measured";
-  course::ask_for_priority_after(std::chrono::milliseconds(250));
   files.remove();
 }
 
@@ -628,7 +636,7 @@ TEST(GpuTurn, APriorityIsKeptForASliceByAProgramThatYields) {
   using course::GpuTurnMode;
   const TwoGpuTurnFiles files("course-gpu-turn-slice");
   const std::chrono::milliseconds short_wait(300), long_wait(10000);
-  course::ask_for_priority_after(std::chrono::milliseconds(1));
+  const PriorityTimings timings(std::chrono::milliseconds(1), std::chrono::seconds(2));
   std::atomic<bool> measured{false}, measured_release{false};
   std::thread measurement = take_turn(files.second, GpuTurnMode::exclusive, measured, measured_release);
   ASSERT_TRUE(becomes_true_within(measured, long_wait));
@@ -660,7 +668,6 @@ TEST(GpuTurn, APriorityIsKeptForASliceByAProgramThatYields) {
   turn.release();
   EXPECT_TRUE(becomes_true_within(next_measured, long_wait));
   next.join();
-  course::ask_for_priority_after(std::chrono::milliseconds(250));
   files.remove();
 }
 
@@ -695,7 +702,7 @@ TEST(GpuTurn, TurnsOnSeveralFilesNeverWaitForEachOther) {
   using course::GpuTurnMode;
   // With the usual patience, and with none: every turn on both asks for priority at once.
   for (const int patience_ms : {250, 1}) {
-    course::ask_for_priority_after(std::chrono::milliseconds(patience_ms));
+    const PriorityTimings timings(std::chrono::milliseconds(patience_ms), std::chrono::seconds(2));
     const TwoGpuTurnFiles files("course-gpu-turn-order-" + std::to_string(patience_ms));
     const std::string &first_gpu = files.first, &second_gpu = files.second;
     struct Shared {  // outlives the test if a thread is stuck (it is detached then)
@@ -733,7 +740,6 @@ TEST(GpuTurn, TurnsOnSeveralFilesNeverWaitForEachOther) {
         << "programs on two lock files waited for each other for 60 s (patience " << patience_ms << " ms)";
     if (done == static_cast<int>(programs.size())) files.remove();
   }
-  course::ask_for_priority_after(std::chrono::milliseconds(250));
 }
 
 // A program's turns (course::arm_gpu_turn): shared from the start, exclusive only inside

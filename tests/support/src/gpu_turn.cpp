@@ -89,6 +89,12 @@ void take_every(std::size_t count, const std::function<bool(std::size_t)>& try_o
   }
 }
 
+// The steady clock in milliseconds, for times kept in atomics (a priority's start, an exit's).
+long long steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 // How long a program of several GPUs tries its turns on all of them at once before it asks for
 // priority (the pair gate, GpuTurn::take).
 std::atomic<std::chrono::milliseconds::rep> g_patience_ms{250};
@@ -274,9 +280,7 @@ void GpuTurn::take(GpuTurnMode mode) {
       // once, the measurements held back queued the next millisecond and it yielded again, having
       // run a call or two per priority (an adversarial review, 2026-11-27).
       if (keep_priority_.load()) {
-        priority_since_ms_ = std::max<long long>(1, std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                        std::chrono::steady_clock::now().time_since_epoch())
-                                                        .count());
+        priority_since_ms_ = std::max(1LL, steady_ms());
         return;
       }
       ::flock(pair_, LOCK_UN);
@@ -320,9 +324,7 @@ void GpuTurn::release() {
 void GpuTurn::end_priority_after(std::chrono::milliseconds slice) {
   const long long since = priority_since_ms_.load();
   if (since == 0) return;
-  const long long now =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
-  if (now - since < slice.count()) return;
+  if (steady_ms() - since < slice.count()) return;
   long long expected = since;  // (not if release() or a new priority came meanwhile)
   if (priority_since_ms_.compare_exchange_strong(expected, 0)) ::flock(pair_, LOCK_UN);
 }
@@ -469,10 +471,6 @@ struct TurnState {
   std::atomic<std::chrono::milliseconds::rep> exit_within_ms{20000};
 };
 
-long long steady_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 // The profile's record of shared turns (a measurement waits for every one held to end): their
 // total, and the long ones by the test that held them.
