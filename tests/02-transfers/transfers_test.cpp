@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "course/diagnosis.h"
 #include "course/testing.h"
+#include "course_diagnosis_rules.h"
 #include "transfers.h"
 
 namespace {
@@ -317,6 +319,12 @@ TEST(UploadPerf, AtLeast0_8OfPinnedPeak) {
   const bool all_copied = std::memcmp(timed.data(), bytes_in, bytes) == 0;
   perf.verify_timed_output(all_copied ? ::testing::AssertionSuccess()
                                       : ::testing::AssertionFailure() << "the destination does not hold the new bytes");
+  // Unless COURSE_DIAGNOSE=0, one more call, untimed and recorded: what its timeline says
+  // (tests/02-transfers/diagnosis.txt) goes with the verdict, never into it.
+  perf.diagnosis = course::diagnose_call(COURSE_DIAGNOSIS_RULES_TEXT, "upload", [&] {
+                     upload(source, destination.data(), bytes, stream);
+                     CUDA_CHECK(cudaStreamSynchronize(stream));
+                   }).sentences;
   EXPECT_TRUE(course::meets_ratio(perf));
 }
 
@@ -658,6 +666,12 @@ TEST(ProcessStagedPerf, AtMost0_8xSequentialTime) {
   perf.ceiling_name = "2 x (" + perf.ceiling_name + "), both directions at once";
   perf.verify_timed_output(course::all_close(light_kernel_on_cpu(fresh),
                                              std::vector<float>(host_out.data(), host_out.data() + n), {0, 0}));
+  // Unless COURSE_DIAGNOSE=0, one more call, untimed and recorded: how its copies and kernels
+  // overlapped (tests/02-transfers/diagnosis.txt) goes with the verdict, never into it.
+  perf.diagnosis = course::diagnose_call(COURSE_DIAGNOSIS_RULES_TEXT, "process_staged", [&] {
+                     staged();
+                     CUDA_CHECK(cudaDeviceSynchronize());
+                   }).sentences;
   EXPECT_TRUE(course::meets_ratio(perf));
 }
 

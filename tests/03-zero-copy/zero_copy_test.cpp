@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "course/diagnosis.h"
 #include "course/testing.h"
+#include "course_diagnosis_rules.h"
 #include "zero_copy.h"
 
 namespace {
@@ -342,6 +344,16 @@ TEST(ScaleFromHostPerf, AtLeast0_7OfPinnedCopyPeak) {
                          t};
   perf.ceiling = course::host_link_ceiling_gbps(&perf.ceiling_name);
   perf.verify_timed_output(course::all_close(scale_on_cpu(fresh), run.out.download(), {0, 0}));
+  // Unless COURSE_DIAGNOSE=0, one more call, untimed, under the hardware counters: what they say
+  // (tests/03-zero-copy/diagnosis.txt) goes with the verdict, never into it.
+  perf.diagnosis = course::diagnose_call(
+                       COURSE_DIAGNOSIS_RULES_TEXT, "scale_from_host",
+                       [&] {
+                         scale_from_host(run.mapped.device(), run.out.data(), run.n, run.stream);
+                         CUDA_CHECK(cudaStreamSynchronize(run.stream));
+                       },
+                       {{"minimum_bytes", static_cast<double>(run.n * sizeof(float))}})
+                       .sentences;
   EXPECT_TRUE(course::meets_ratio(perf));
 }
 

@@ -1611,6 +1611,10 @@ TEST(Diagnosis, EveryChaptersRulesParseAndNameOnlyTheirMetrics) {
     for (const auto& [name, exercise] : exercises) {
       std::map<std::string, double> values = {{"minimum_bytes", 1.0}};
       for (const auto& metric : exercise.metrics) values[metric] = 1.0;
+      if (exercise.stalls)
+        for (const auto& reason : course::stall_reasons()) values[std::string("stall_pct.") + reason.name] = 1.0;
+      if (exercise.timeline)
+        for (const auto& [figure, value] : course::TimelineFigures{}.named()) values[figure] = value + 1.0;
       EXPECT_FALSE(exercise.rules.empty()) << rules_file << ": " << name;
       for (const auto& rule : exercise.rules)
         EXPECT_TRUE(course::evaluate_expression(rule.expression, values).has_value())
@@ -1618,6 +1622,106 @@ TEST(Diagnosis, EveryChaptersRulesParseAndNameOnlyTheirMetrics) {
     }
   }
   EXPECT_GE(files, 5) << "the chapters' diagnosis.txt files were not found under " << tests_folder;
+}
+
+// Every metric a chapter's rules read, and every stall counter, is one that CUPTI's host side
+// knows for the course's GPUs (GH100: the H100 and the H200), checked without a GPU: a misspelt
+// metric would otherwise leave every profile of that exercise empty, on the GPU only.
+TEST(Diagnosis, EveryMetricIsCountedOnTheCoursesGpus) {
+  const std::filesystem::path tests_folder(COURSE_TESTS_SOURCE_DIR);
+  std::vector<std::string> metrics;
+  for (const auto& reason : course::stall_reasons()) metrics.push_back(course::stall_metric(reason.name));
+  for (const auto& entry : std::filesystem::directory_iterator(tests_folder)) {
+    std::ifstream in(entry.path() / "diagnosis.txt");
+    if (!in) continue;
+    std::stringstream text;
+    text << in.rdbuf();
+    for (const auto& [name, exercise] : course::parse_diagnosis_rules(text.str()))
+      metrics.insert(metrics.end(), exercise.metrics.begin(), exercise.metrics.end());
+  }
+  EXPECT_GT(metrics.size(), course::stall_reasons().size());
+  const auto unknown = course::metrics_unknown_on_chip("GH100", metrics);
+  EXPECT_TRUE(unknown.empty()) << "not counted on GH100: " << ::testing::PrintToString(unknown);
+  // The check can fail: a name that no chip has.
+  EXPECT_EQ(course::metrics_unknown_on_chip("GH100", {"dram__bytes_read.sum", "dram__bytez_read.sum"}),
+            std::vector<std::string>{"dram__bytez_read.sum"});
+}
+
+// `stalls`: the shares of the stall reasons, and the sentence naming the two largest.
+TEST(Diagnosis, StallReasonsSharesAndSentence) {
+  const auto exercises = course::parse_diagnosis_rules(
+      "exercise mirror\nstalls\nwhen stall_pct.long_scoreboard >= 50\n  say memory latency {value} %\n");
+  const auto& mirror = exercises.at("mirror");
+  EXPECT_TRUE(mirror.stalls);
+  EXPECT_FALSE(mirror.timeline);
+  course::KernelProfile profile;
+  profile.profiled = true;
+  // Two kernels: the counters add up over them.
+  profile.ranges = {{"k1", {{course::stall_metric("long_scoreboard"), 500}, {course::stall_metric("barrier"), 100}}},
+                    {"k2", {{course::stall_metric("long_scoreboard"), 100}, {course::stall_metric("barrier"), 200},
+                            {course::stall_metric("wait"), 100}}}};
+  const auto shares = course::stall_shares(profile);
+  EXPECT_DOUBLE_EQ(shares.at("stall_pct.long_scoreboard"), 60.0);
+  EXPECT_DOUBLE_EQ(shares.at("stall_pct.barrier"), 30.0);
+  EXPECT_DOUBLE_EQ(shares.at("stall_pct.wait"), 10.0);
+  EXPECT_DOUBLE_EQ(shares.at("stall_pct.mio_throttle"), 0.0);
+  const auto said = course::diagnose(mirror, profile);
+  ASSERT_EQ(said.size(), 2u);
+  EXPECT_EQ(said[0], "memory latency 60 %");
+  EXPECT_EQ(said[1],
+            "warps stalled: 60 % waiting for data from global or local memory (long scoreboard); 30 % waiting at a "
+            "block barrier, __syncthreads or a pipeline wait (barrier)");
+  // A second reason under 10 % is not named; no counters, no sentence.
+  EXPECT_EQ(course::stall_sentence({{"stall_pct.wait", 95}, {"stall_pct.barrier", 5}}),
+            "warps stalled: 95 % a fixed-latency dependency between instructions (wait)");
+  EXPECT_EQ(course::stall_sentence({}), "");
+  EXPECT_TRUE(course::stall_shares(course::KernelProfile{}).empty());
+  EXPECT_THROW(course::parse_diagnosis_rules("exercise e\nstalls now\n"), std::invalid_argument);
+}
+
+// `timeline`: a recording's copies and kernels swept into how long they overlapped.
+TEST(Diagnosis, TimelineFiguresOfCopiesAndKernels) {
+  course::Activity serial;  // upload 0-10, kernel 10-20, download 20-30 (ns): back to back
+  serial.copies = {{"HtoD", "pinned", "device", 1000, 1, 0, 100, 110},
+                   {"DtoH", "device", "pinned", 1000, 1, 0, 120, 130}};
+  serial.kernels.resize(1);
+  serial.kernels[0].start_ns = 110, serial.kernels[0].end_ns = 120;
+  auto f = course::timeline_figures(serial);
+  EXPECT_DOUBLE_EQ(f.span_ms, 30e-6);
+  EXPECT_DOUBLE_EQ(f.overlap_pct, 0.0);
+  EXPECT_DOUBLE_EQ(f.kernel_hidden_pct, 0.0);
+  EXPECT_DOUBLE_EQ(f.both_ways_pct, 0.0);
+  EXPECT_NEAR(f.copy_busy_pct, 200.0 / 3, 1e-9);
+  EXPECT_NEAR(f.kernel_busy_pct, 100.0 / 3, 1e-9);
+  EXPECT_DOUBLE_EQ(f.host_link_bytes, 2000.0);
+  EXPECT_DOUBLE_EQ(f.host_link_gbps, 100.0);  // 2000 bytes in 20 ns of copying
+  EXPECT_DOUBLE_EQ(f.pageable_copies, 0.0);
+
+  course::Activity staged;  // upload 0-10 and 10-20 beside kernel 5-15 and download 8-18; a pageable one
+  staged.copies = {{"HtoD", "pinned", "device", 100, 1, 0, 1000, 1010},
+                   {"DtoH", "device", "pinned", 100, 2, 0, 1008, 1018},
+                   {"HtoD", "pageable", "device", 100, 3, 0, 1010, 1020},
+                   {"DtoD", "device", "device", 100, 3, 0, 0, 0}};  // no times: left out of the sweep
+  staged.kernels.resize(1);
+  staged.kernels[0].start_ns = 1005, staged.kernels[0].end_ns = 1015;
+  f = course::timeline_figures(staged);
+  EXPECT_DOUBLE_EQ(f.span_ms, 20e-6);
+  EXPECT_DOUBLE_EQ(f.overlap_pct, 50.0);    // 1005-1015
+  EXPECT_DOUBLE_EQ(f.kernel_hidden_pct, 100.0);
+  EXPECT_DOUBLE_EQ(f.both_ways_pct, 50.0);  // 1008-1018
+  EXPECT_DOUBLE_EQ(f.pageable_copies, 1.0);
+  EXPECT_DOUBLE_EQ(f.copies, 4.0);
+  EXPECT_DOUBLE_EQ(f.named().at("timeline.overlap_pct"), 50.0);
+
+  const auto exercises = course::parse_diagnosis_rules(
+      "exercise staged\ntimeline\nwhen timeline.overlap_pct < 20\n  say overlapped {value} %\n"
+      "when timeline.overlap_pct >= 20\n  say copies beside kernels {value} % of the time\n");
+  ASSERT_TRUE(exercises.at("staged").timeline);
+  EXPECT_EQ(course::diagnose_values(exercises.at("staged"), course::timeline_figures(serial).named()),
+            std::vector<std::string>{"overlapped 0 %"});
+  EXPECT_EQ(course::diagnose_values(exercises.at("staged"), f.named()),
+            std::vector<std::string>{"copies beside kernels 50 % of the time"});
+  EXPECT_EQ(course::timeline_figures(course::Activity{}).span_ms, 0.0);
 }
 
 TEST(Diagnosis, ExpressionsAndMistakes) {

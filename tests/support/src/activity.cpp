@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 #include <cupti.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cxxabi.h>
 
@@ -86,15 +87,16 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
       launch.dynamic_shared_bytes = k->dynamicSharedMemory;
       launch.stream_id = k->streamId;
       launch.device_id = k->deviceId;
+      launch.start_ns = k->start, launch.end_ns = k->end;
       recorded.kernels.push_back(std::move(launch));
     } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
       const auto* c = reinterpret_cast<const CopyRecord*>(record);
       recorded.copies.push_back({copy_kind(c->copyKind), memory_kind(c->srcKind), memory_kind(c->dstKind), c->bytes,
-                                 c->streamId, c->deviceId});
+                                 c->streamId, c->deviceId, c->start, c->end});
     } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY2) {
       const auto* c = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(record);
       recorded.copies.push_back({"PtoP", memory_kind(c->srcKind), memory_kind(c->dstKind), c->bytes, c->streamId,
-                                 c->srcDeviceId});
+                                 c->srcDeviceId, c->start, c->end});
     } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
       const auto* m = reinterpret_cast<const SetRecord*>(record);
       recorded.memsets.push_back({m->bytes, m->streamId});
@@ -598,6 +600,78 @@ Activity record_activity_on(void* stream, const std::function<void()>& work, con
   activity.given_stream_id = activity.memsets.front().stream_id;
   activity.memsets.erase(activity.memsets.begin());
   return activity;
+}
+
+std::map<std::string, double> TimelineFigures::named() const {
+  return {{"timeline.span_ms", span_ms},
+          {"timeline.copy_busy_pct", copy_busy_pct},
+          {"timeline.kernel_busy_pct", kernel_busy_pct},
+          {"timeline.overlap_pct", overlap_pct},
+          {"timeline.kernel_hidden_pct", kernel_hidden_pct},
+          {"timeline.both_ways_pct", both_ways_pct},
+          {"timeline.host_link_bytes", host_link_bytes},
+          {"timeline.host_link_gbps", host_link_gbps},
+          {"timeline.pageable_copies", pageable_copies},
+          {"timeline.copies", copies},
+          {"timeline.kernels", kernels}};
+}
+
+TimelineFigures timeline_figures(const Activity& activity) {
+  // One sweep over every start and end: between two consecutive instants the counts of running
+  // kernels, uploads, downloads and other copies are constant, and each interval's length goes
+  // to the states it is in.
+  enum Lane { kernel, upload, download, other_copy, lanes };
+  struct Edge {
+    std::uint64_t at;
+    int lane;
+    int step;  // +1 start, -1 end
+  };
+  std::vector<Edge> edges;
+  TimelineFigures figures;
+  auto add = [&](std::uint64_t start, std::uint64_t end, int lane) {
+    if (start == 0 || end <= start) return;
+    edges.push_back({start, lane, +1});
+    edges.push_back({end, lane, -1});
+  };
+  for (const auto& k : activity.kernels) add(k.start_ns, k.end_ns, kernel);
+  for (const auto& c : activity.copies) {
+    const int lane = c.kind == "HtoD" ? upload : c.kind == "DtoH" ? download : other_copy;
+    add(c.start_ns, c.end_ns, lane);
+    if (lane != other_copy) {
+      figures.host_link_bytes += static_cast<double>(c.bytes);
+      if (c.source == "pageable" || c.destination == "pageable") figures.pageable_copies += 1;
+    }
+  }
+  figures.kernels = static_cast<double>(activity.kernels.size());
+  figures.copies = static_cast<double>(activity.copies.size());
+  if (edges.empty()) return figures;
+  // Ends before starts at the same instant: back-to-back work does not count as overlapping.
+  std::sort(edges.begin(), edges.end(),
+            [](const Edge& a, const Edge& b) { return a.at != b.at ? a.at < b.at : a.step < b.step; });
+  int running[lanes] = {0, 0, 0, 0};
+  double copy_ns = 0, kernel_ns = 0, overlap_ns = 0, both_ways_ns = 0, host_copy_ns = 0;
+  for (std::size_t i = 0; i + 1 < edges.size(); ++i) {
+    running[edges[i].lane] += edges[i].step;
+    const double length = static_cast<double>(edges[i + 1].at - edges[i].at);
+    const bool any_copy = running[upload] + running[download] + running[other_copy] > 0;
+    const bool any_kernel = running[kernel] > 0;
+    if (any_copy) copy_ns += length;
+    if (any_kernel) kernel_ns += length;
+    if (any_copy && any_kernel) overlap_ns += length;
+    if (running[upload] > 0 && running[download] > 0) both_ways_ns += length;
+    if (running[upload] + running[download] > 0) host_copy_ns += length;
+  }
+  const double span_ns = static_cast<double>(edges.back().at - edges.front().at);
+  figures.span_ms = span_ns / 1e6;
+  if (span_ns > 0) {
+    figures.copy_busy_pct = 100 * copy_ns / span_ns;
+    figures.kernel_busy_pct = 100 * kernel_ns / span_ns;
+    figures.overlap_pct = 100 * overlap_ns / span_ns;
+    figures.both_ways_pct = 100 * both_ways_ns / span_ns;
+  }
+  if (kernel_ns > 0) figures.kernel_hidden_pct = 100 * overlap_ns / kernel_ns;
+  if (host_copy_ns > 0) figures.host_link_gbps = figures.host_link_bytes / host_copy_ns;  // bytes per ns = GB/s
+  return figures;
 }
 
 }  // namespace course

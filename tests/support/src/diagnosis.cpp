@@ -1,8 +1,10 @@
 #include "course/diagnosis.h"
 
+#include "course/activity.h"
 #include "course/gpu_turn.h"
 #include "course/settings.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -156,7 +158,10 @@ std::map<std::string, ExerciseDiagnosis> parse_diagnosis_rules(const std::string
       continue;
     }
     if (!current) mistake("`" + word + "` before any `exercise`");
-    if (word == "metric") {
+    if (word == "stalls" || word == "timeline") {
+      if (!rest.empty()) mistake("`" + word + "` takes nothing after it");
+      (word == "stalls" ? current->stalls : current->timeline) = true;
+    } else if (word == "metric") {
       if (rest.empty() || rest.find(' ') != std::string::npos) mistake("`metric` takes one metric name");
       current->metrics.push_back(rest);
     } else if (word == "when") {
@@ -185,24 +190,78 @@ std::map<std::string, ExerciseDiagnosis> parse_diagnosis_rules(const std::string
       pending->sentence = rest;
       pending = nullptr;
     } else {
-      mistake("unknown word `" + word + "` (exercise, metric, when, say)");
+      mistake("unknown word `" + word + "` (exercise, metric, stalls, timeline, when, say)");
     }
   }
   if (pending) mistake("a `when` without its `say` at the end");
   return exercises;
 }
 
-std::vector<std::string> diagnose(const ExerciseDiagnosis& exercise, const KernelProfile& profile,
-                                  const std::map<std::string, double>& inputs, int limit) {
+std::vector<std::string> diagnose_values(const ExerciseDiagnosis& exercise, const std::map<std::string, double>& values,
+                                         int limit) {
   std::vector<std::string> said;
-  if (!profile.profiled) return said;
-  std::map<std::string, double> values = inputs;
-  for (const auto& metric : exercise.metrics) values[metric] = profile.total(metric);
   for (const auto& rule : exercise.rules) {
     if (static_cast<int>(said.size()) >= limit) break;
     const auto value = evaluate_expression(rule.expression, values);
     if (value && holds(*value, rule.comparison, rule.threshold)) said.push_back(with_value(rule.sentence, *value));
   }
+  return said;
+}
+
+std::map<std::string, double> stall_shares(const KernelProfile& profile) {
+  std::map<std::string, double> shares;
+  double all = 0;
+  for (const auto& reason : stall_reasons()) all += profile.total(stall_metric(reason.name));
+  if (!(all > 0)) return shares;
+  for (const auto& reason : stall_reasons())
+    shares[std::string("stall_pct.") + reason.name] = 100 * profile.total(stall_metric(reason.name)) / all;
+  return shares;
+}
+
+std::string stall_sentence(const std::map<std::string, double>& shares) {
+  std::vector<std::pair<double, std::string>> largest;
+  for (const auto& reason : stall_reasons()) {
+    const auto found = shares.find(std::string("stall_pct.") + reason.name);
+    if (found != shares.end() && found->second > 0) largest.emplace_back(found->second, reason.meaning);
+  }
+  if (largest.empty()) return "";
+  std::stable_sort(largest.begin(), largest.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  char share[16];
+  std::snprintf(share, sizeof share, "%.0f %%", largest[0].first);
+  std::string sentence = std::string("warps stalled: ") + share + " " + largest[0].second;
+  if (largest.size() > 1 && largest[1].first >= 10) {
+    std::snprintf(share, sizeof share, "%.0f %%", largest[1].first);
+    sentence += std::string("; ") + share + " " + largest[1].second;
+  }
+  return sentence;
+}
+
+namespace {
+
+// A profile's figures by name: each listed metric's total, and with `stalls` the stall shares.
+void add_profile_values(const ExerciseDiagnosis& exercise, const KernelProfile& profile,
+                        std::map<std::string, double>& values) {
+  for (const auto& metric : exercise.metrics) values[metric] = profile.total(metric);
+  if (exercise.stalls)
+    for (const auto& [name, share] : stall_shares(profile)) values[name] = share;
+}
+
+std::vector<std::string> stall_metrics() {
+  std::vector<std::string> metrics;
+  for (const auto& reason : stall_reasons()) metrics.push_back(stall_metric(reason.name));
+  return metrics;
+}
+
+}  // namespace
+
+std::vector<std::string> diagnose(const ExerciseDiagnosis& exercise, const KernelProfile& profile,
+                                  const std::map<std::string, double>& inputs, int limit) {
+  if (!profile.profiled) return {};
+  std::map<std::string, double> values = inputs;
+  add_profile_values(exercise, profile, values);
+  auto said = diagnose_values(exercise, values, limit);
+  if (exercise.stalls)
+    if (auto stalls = stall_sentence(stall_shares(profile)); !stalls.empty()) said.push_back(std::move(stalls));
   return said;
 }
 
@@ -220,16 +279,29 @@ CallDiagnosis diagnose_call(const std::string& rules, const std::string& exercis
       result.why_not = "no diagnosis rules for " + exercise;
       return result;
     }
-    KernelProfile profile;
-    {
-      const ExclusiveGpuTurn counting;  // the counters are the device's (gpu_turn.h)
-      profile = profile_kernels(work, found->second.metrics);
+    const ExerciseDiagnosis& rules_of = found->second;
+    std::map<std::string, double> values = inputs;
+    if (rules_of.timeline) {
+      Activity recorded;
+      {
+        const ExclusiveGpuTurn alone;  // the copies' and kernels' times, with nothing beside them
+        recorded = record_activity(work);
+      }
+      for (const auto& [name, value] : timeline_figures(recorded).named()) values[name] = value;
     }
-    if (!profile.profiled) {
-      result.why_not = profile.why_not;
-      return result;
+    if (rules_of.metrics.empty() && !rules_of.stalls) {
+      result.sentences = diagnose_values(rules_of, values);
+    } else {
+      KernelProfile profile;
+      {
+        const ExclusiveGpuTurn counting;  // the counters are the device's (gpu_turn.h)
+        profile = profile_kernels(work, rules_of.metrics, 16, rules_of.stalls ? stall_metrics() : std::vector<std::string>{});
+      }
+      if (!profile.profiled)
+        result.why_not = profile.why_not;
+      else
+        result.sentences = diagnose(rules_of, profile, values);
     }
-    result.sentences = diagnose(found->second, profile, inputs);
   } catch (const std::exception& error) {
     result.why_not = error.what();
   }

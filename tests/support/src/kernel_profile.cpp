@@ -8,6 +8,7 @@
 #include <cupti_range_profiler.h>
 #include <cupti_target.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <sstream>
@@ -71,15 +72,81 @@ struct Session {
 
 }  // namespace
 
-KernelProfile profile_kernels(const std::function<void()>& work, const std::vector<std::string>& metrics,
-                              int max_kernels) {
+const std::vector<StallReason>& stall_reasons() {
+  static const std::vector<StallReason> reasons = {
+      {"long_scoreboard", "waiting for data from global or local memory (long scoreboard)"},
+      {"short_scoreboard", "waiting for a shared-memory or special-function result (short scoreboard)"},
+      {"barrier", "waiting at a block barrier, __syncthreads or a pipeline wait (barrier)"},
+      {"mio_throttle", "the shared-memory instruction queue was full (MIO throttle)"},
+      {"lg_throttle", "the global-memory instruction queue was full (LG throttle)"},
+      {"math_pipe_throttle", "its arithmetic pipe was busy (math pipe throttle)"},
+      {"wait", "a fixed-latency dependency between instructions (wait)"},
+      {"not_selected", "ready, but another warp issued: the scheduler was busy (not selected)"},
+      {"no_instruction", "no instruction fetched yet (no instruction)"},
+      {"membar", "a memory fence (membar)"},
+      {"drain", "its last stores draining at exit (drain)"},
+      {"dispatch_stall", "the dispatcher (dispatch stall)"},
+      {"branch_resolving", "a branch target (branch resolving)"},
+      {"sleeping", "asleep: __nanosleep or a yield (sleeping)"},
+      {"tex_throttle", "the texture unit's queue was full (tex throttle)"},
+      {"imc_miss", "the constant cache (IMC miss)"},
+      {"gmma", "a warpgroup matrix multiply (GMMA)"},
+      {"misc", "other reasons (misc)"},
+  };
+  return reasons;
+}
+
+std::string stall_metric(const std::string& reason) { return "smsp__warps_issue_stalled_" + reason + ".sum"; }
+
+namespace {
+
+// The base names (before the first '.') of every metric the host object's chip has.
+std::vector<std::string> chip_metric_bases(CUpti_Profiler_Host_Object* host) {
+  std::vector<std::string> bases;
+  for (const auto type : {CUPTI_METRIC_TYPE_COUNTER, CUPTI_METRIC_TYPE_RATIO, CUPTI_METRIC_TYPE_THROUGHPUT}) {
+    CUpti_Profiler_Host_GetBaseMetrics_Params base{CUpti_Profiler_Host_GetBaseMetrics_Params_STRUCT_SIZE};
+    base.pHostObject = host;
+    base.metricType = type;
+    if (cuptiProfilerHostGetBaseMetrics(&base) != CUPTI_SUCCESS) continue;
+    for (size_t i = 0; i < base.numMetrics; ++i) bases.emplace_back(base.ppMetricNames[i]);
+  }
+  return bases;
+}
+
+}  // namespace
+
+std::vector<std::string> metrics_unknown_on_chip(const std::string& chip, const std::vector<std::string>& metrics) {
+  std::vector<std::string> unknown;
+  for (const auto& metric : metrics) {
+    // A host object each: one that refused a name refuses every later one.
+    Host host;
+    CUpti_Profiler_Host_Initialize_Params init{CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
+    init.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+    init.pChipName = chip.c_str();
+    if (const auto r = cuptiProfilerHostInitialize(&init); r != CUPTI_SUCCESS) {
+      unknown.push_back(metric + " (" + cupti_failure(r, ("host initialisation for " + chip).c_str()) + ")");
+      continue;
+    }
+    host.object = init.pHostObject;
+    const char* name = metric.c_str();
+    CUpti_Profiler_Host_ConfigAddMetrics_Params add{CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
+    add.pHostObject = host.object;
+    add.ppMetricNames = &name;
+    add.numMetrics = 1;
+    if (cuptiProfilerHostConfigAddMetrics(&add) != CUPTI_SUCCESS) unknown.push_back(metric);
+  }
+  return unknown;
+}
+
+KernelProfile profile_kernels(const std::function<void()>& work, const std::vector<std::string>& asked,
+                              int max_kernels, const std::vector<std::string>& if_available) {
   KernelProfile profile;
   auto not_profiled = [&](std::string why) {
     profile.why_not = std::move(why);
     return profile;
   };
   if (const auto why = gpu_unavailable_reason()) return not_profiled(*why);
-  if (metrics.empty()) return not_profiled("no metrics asked for");
+  if (asked.empty() && if_available.empty()) return not_profiled("no metrics asked for");
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess || cudaFree(nullptr) != cudaSuccess)  // (the context exists)
     return not_profiled("no current device");
@@ -104,8 +171,6 @@ KernelProfile profile_kernels(const std::function<void()>& work, const std::vect
   if (const auto r = cuptiProfilerGetCounterAvailability(&availability); r != CUPTI_SUCCESS)
     return not_profiled(cupti_failure(r, "counter availability query"));
 
-  std::vector<const char*> names;
-  for (const auto& m : metrics) names.push_back(m.c_str());
   Host host;
   CUpti_Profiler_Host_Initialize_Params host_init{CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
   host_init.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
@@ -114,6 +179,15 @@ KernelProfile profile_kernels(const std::function<void()>& work, const std::vect
   if (const auto r = cuptiProfilerHostInitialize(&host_init); r != CUPTI_SUCCESS)
     return not_profiled(cupti_failure(r, "profiler host initialisation"));
   host.object = host_init.pHostObject;
+  std::vector<std::string> metrics = asked;
+  if (!if_available.empty()) {
+    const auto bases = chip_metric_bases(host.object);
+    for (const auto& m : if_available)
+      if (std::find(bases.begin(), bases.end(), m.substr(0, m.find('.'))) != bases.end()) metrics.push_back(m);
+  }
+  if (metrics.empty()) return not_profiled("none of the metrics asked for is counted on " + std::string(chip.pChipName));
+  std::vector<const char*> names;
+  for (const auto& m : metrics) names.push_back(m.c_str());
   CUpti_Profiler_Host_ConfigAddMetrics_Params add{CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
   add.pHostObject = host.object;
   add.ppMetricNames = names.data();

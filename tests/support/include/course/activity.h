@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,8 @@ struct KernelLaunch {
   int dynamic_shared_bytes = 0;  ///< extern __shared__, from the launch
   std::uint32_t stream_id = 0;   ///< CUPTI's stream id
   std::uint32_t device_id = 0;   ///< the device it ran on
+  std::uint64_t start_ns = 0;    ///< when it started on the GPU (CUPTI's clock)
+  std::uint64_t end_ns = 0;      ///< when it ended
   int shared_bytes() const { return static_shared_bytes + dynamic_shared_bytes; }  ///< both kinds
   long long threads_per_block() const { return 1LL * block[0] * block[1] * block[2]; }  ///< block size
   long long blocks() const { return 1LL * grid[0] * grid[1] * grid[2]; }  ///< grid size
@@ -38,6 +41,8 @@ struct MemoryCopy {
   std::uint64_t bytes = 0;  ///< size
   std::uint32_t stream_id = 0;  ///< CUPTI's stream id
   std::uint32_t device_id = 0;  ///< the device that did it
+  std::uint64_t start_ns = 0;   ///< when it started (CUPTI's clock)
+  std::uint64_t end_ns = 0;     ///< when it ended
 };
 
 /// One memset that ran.
@@ -94,6 +99,29 @@ struct Activity {
   /// The calls named `name`, in order.
   std::vector<RuntimeCall> calls_named(const std::string& name) const;
 };
+
+/// What a recorded call's timeline says of its copies and kernels: how much of the time they ran
+/// side by side, and what went over the host link (the transfer chapters' diagnosis, issue 45).
+/// Times are the GPU's (CUPTI's clock); a record that has none (0) is left out.
+struct TimelineFigures {
+  double span_ms = 0;               ///< from the first start to the last end of a copy or kernel
+  double copy_busy_pct = 0;         ///< of the span, with at least one copy running
+  double kernel_busy_pct = 0;       ///< of the span, with at least one kernel running
+  double overlap_pct = 0;           ///< of the span, with a copy and a kernel running at once
+  double kernel_hidden_pct = 0;     ///< of the time with a kernel running, with a copy running too
+  double both_ways_pct = 0;         ///< of the span, with a host-to-device and a device-to-host copy at once
+  double host_link_bytes = 0;       ///< bytes copied between host and device (either way)
+  double host_link_gbps = 0;        ///< those bytes over the time with a host copy running
+  double pageable_copies = 0;       ///< host copies to or from pageable memory
+  double copies = 0;                ///< copies recorded
+  double kernels = 0;               ///< kernels recorded
+  /// The figures by name, "timeline." and the field's name (e.g. timeline.overlap_pct), as a
+  /// diagnosis rule names them (course/diagnosis.h).
+  std::map<std::string, double> named() const;
+};
+
+/// The figures of a recording's kernels and copies (a sweep over their start and end times).
+TimelineFigures timeline_figures(const Activity& activity);
 
 /// Whether a recording also counts the machine instructions its kernels execute (executed.h):
 /// the kernels run patched, several times slower, so only where a rule needs it.

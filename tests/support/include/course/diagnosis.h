@@ -17,6 +17,16 @@
 /// least), numbers, + - * / and parentheses. A rule whose expression cannot be evaluated (a
 /// metric not profiled, a division by zero) says nothing. The first `limit` rules that hold are
 /// the diagnosis.
+///
+/// Two more words give an exercise figures beyond its metrics:
+/// - `stalls`: the profile also counts why warps could not issue (kernel_profile.h's
+///   stall_reasons); rules may name stall_pct.<reason> (that reason's share, in %, of all the
+///   cycles warps spent stalled), and the diagnosis ends with the two largest shares and what
+///   they mean ("warps stalled: 71 % waiting for data from global or local memory ...").
+/// - `timeline`: the call is also recorded (activity.h) and its copies' and kernels' times
+///   swept (TimelineFigures): rules may name timeline.overlap_pct, timeline.host_link_gbps and
+///   the other figures TimelineFigures::named gives (the transfer chapters, where the work that
+///   matters is not inside one kernel).
 #pragma once
 
 #include <functional>
@@ -41,6 +51,8 @@ struct DiagnosisRule {
 struct ExerciseDiagnosis {
   std::vector<std::string> metrics;  ///< the metrics its profile reads
   std::vector<DiagnosisRule> rules;  ///< its rules, in the order they are tried
+  bool stalls = false;               ///< whether the profile counts the stall reasons too
+  bool timeline = false;             ///< whether the call's copies and kernels are recorded too
 };
 
 /// The exercises of a rules file; throws std::invalid_argument naming the line of a mistake.
@@ -51,9 +63,23 @@ std::map<std::string, ExerciseDiagnosis> parse_diagnosis_rules(const std::string
 std::optional<double> evaluate_expression(const std::string& expression, const std::map<std::string, double>& values);
 
 /// The sentences of the first `limit` rules that hold for a profile's totals (KernelProfile::total
-/// of each metric) and the test's `inputs`; none when nothing was profiled.
+/// of each metric), its stall shares (with `stalls`) and the test's `inputs` (with `timeline`,
+/// the timeline's figures among them), then, with `stalls`, the stall sentence; none when
+/// nothing was profiled.
 std::vector<std::string> diagnose(const ExerciseDiagnosis& exercise, const KernelProfile& profile,
                                   const std::map<std::string, double>& inputs = {}, int limit = 2);
+
+/// The sentences of the first `limit` rules that hold for `values` (the names the rules use).
+std::vector<std::string> diagnose_values(const ExerciseDiagnosis& exercise, const std::map<std::string, double>& values,
+                                         int limit = 2);
+
+/// Each stall reason's share of a profile's stall cycles, in %, as stall_pct.<reason>; empty
+/// when the profile counted none.
+std::map<std::string, double> stall_shares(const KernelProfile& profile);
+
+/// "warps stalled: 62 % <meaning>; 21 % <meaning>": the two largest of `shares` (stall_shares),
+/// the second only when at least 10 %; "" without shares.
+std::string stall_sentence(const std::map<std::string, double>& shares);
 
 /// What diagnose_call found: its sentences, or why there are none.
 struct CallDiagnosis {
@@ -65,7 +91,9 @@ struct CallDiagnosis {
 /// untimed, in the exclusive GPU turn, under the range profiler (profile_kernels) with the metrics
 /// that `exercise` lists in `rules` (its chapter's diagnosis.txt, compiled into the chapter's
 /// tests as COURSE_DIAGNOSIS_RULES_TEXT), and diagnoses the figures with `inputs` (e.g.
-/// minimum_bytes). Called after the timed calls and their checks; what it finds goes into
+/// minimum_bytes). An exercise with `timeline` has `work` run once more before that, recorded
+/// (record_activity), for its timeline's figures; one with only `timeline` and no metric is
+/// not profiled at all. Called after the timed calls and their checks; what it finds goes into
 /// PerfCheck::diagnosis and never changes a verdict. Without the flag nothing is made (why_not says
 /// so, no sentence); asked for but without the exercise's rules or the counters (the driver's
 /// profiling restriction, another profiler, an older GPU), why_not says why and the one sentence is

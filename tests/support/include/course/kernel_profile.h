@@ -40,7 +40,28 @@ struct KernelProfile {
 
 /// Runs `work` on the current device with `metrics` (Nsight Compute's names, e.g.
 /// "dram__bytes_read.sum") counted for each kernel it launches (at most `max_kernels` of them).
+/// `if_available`: more metrics, each left out (no value in the ranges) where this chip has no
+/// such counter, rather than failing the whole profile (the stall reasons differ by chip).
 KernelProfile profile_kernels(const std::function<void()>& work, const std::vector<std::string>& metrics,
-                              int max_kernels = 16);
+                              int max_kernels = 16, const std::vector<std::string>& if_available = {});
+
+/// A reason a warp could not issue, as the GPU counts it (smsp__warps_issue_stalled_<name>):
+/// each cycle, each warp that is resident on a scheduler and does not issue counts one cycle
+/// against one reason.
+struct StallReason {
+  const char* name;     ///< the counter's suffix, e.g. "long_scoreboard"
+  const char* meaning;  ///< what it means for the code, in a student's words
+};
+/// The reasons the diagnosis names (Hopper's set; other chips have most of them), "selected"
+/// (the warp issued) not among them.
+const std::vector<StallReason>& stall_reasons();
+/// Of `metrics`, those that the chip named `chip` (CUPTI's name, e.g. "GH100" for the H100 and
+/// the H200) cannot count, or every one with the reason when its host library refuses the chip.
+/// Needs no GPU: CUPTI's host side knows each chip's metrics, so a rules file's names are checked
+/// on any machine (unit_support_tests).
+std::vector<std::string> metrics_unknown_on_chip(const std::string& chip, const std::vector<std::string>& metrics);
+
+/// The counter of a reason, summed over the GPU: "smsp__warps_issue_stalled_<name>.sum".
+std::string stall_metric(const std::string& reason);
 
 }  // namespace course
