@@ -1615,6 +1615,8 @@ TEST(Diagnosis, EveryChaptersRulesParseAndNameOnlyTheirMetrics) {
         for (const auto& reason : course::stall_reasons()) values[std::string("stall_pct.") + reason.name] = 1.0;
       if (exercise.timeline)
         for (const auto& [figure, value] : course::TimelineFigures{}.named()) values[figure] = value + 1.0;
+      if (exercise.launch)
+        for (const auto& [figure, value] : course::LaunchFigures{}.named()) values[figure] = value + 1.0;
       EXPECT_FALSE(exercise.rules.empty()) << rules_file << ": " << name;
       for (const auto& rule : exercise.rules)
         EXPECT_TRUE(course::evaluate_expression(rule.expression, values).has_value())
@@ -1722,6 +1724,60 @@ TEST(Diagnosis, TimelineFiguresOfCopiesAndKernels) {
   EXPECT_EQ(course::diagnose_values(exercises.at("staged"), f.named()),
             std::vector<std::string>{"copies beside kernels 50 % of the time"});
   EXPECT_EQ(course::timeline_figures(course::Activity{}).span_ms, 0.0);
+}
+
+// `launch`: what bounds a launch's occupancy, from its block, registers, shared memory and grid,
+// against an H100's SM (132 SMs, 64 warps, 32 blocks, 64 K registers, 228 KiB of shared memory).
+TEST(Diagnosis, LaunchFiguresNameWhatBoundsTheOccupancy) {
+  course::SmLimits h100;
+  h100.sms = 132;
+  course::KernelLaunch chase;  // chapter 08's tiny-blocks fixture: 64 threads, 48 KiB each, 4 blocks per SM
+  chase.block[0] = 64, chase.block[1] = chase.block[2] = 1;
+  chase.grid[0] = 528, chase.grid[1] = chase.grid[2] = 1;
+  chase.dynamic_shared_bytes = 48 * 1024;
+  chase.registers_per_thread = 32;
+  auto f = course::launch_figures(chase, h100);
+  EXPECT_DOUBLE_EQ(f.blocks_per_sm, 4.0);  // 233472 / (49152 + 1024)
+  EXPECT_DOUBLE_EQ(f.occupancy_pct_by_shared, 12.5);
+  EXPECT_DOUBLE_EQ(f.occupancy_pct, 12.5);
+  EXPECT_DOUBLE_EQ(f.occupancy_pct_by_registers, 100.0);
+  EXPECT_DOUBLE_EQ(f.occupancy_pct_by_block_count, 100.0);  // 32 blocks of 2 warps
+  EXPECT_DOUBLE_EQ(f.occupancy_pct_by_grid, 12.5);          // 4 blocks per SM
+  EXPECT_DOUBLE_EQ(f.waves, 1.0);
+  chase.block[0] = 1024;  // the reference's block: 32 warps, one block's 48 KiB is no bound
+  chase.grid[0] = 264;
+  f = course::launch_figures(chase, h100);
+  EXPECT_DOUBLE_EQ(f.occupancy_pct, 100.0);
+  EXPECT_DOUBLE_EQ(f.blocks_per_sm, 2.0);
+  EXPECT_DOUBLE_EQ(f.occupancy_pct_by_shared, 100.0);
+
+  course::KernelLaunch heavy;  // 168 registers per thread, 256 threads: 168 * 32 = 5376 per warp
+  heavy.block[0] = 256, heavy.block[1] = heavy.block[2] = 1;
+  heavy.grid[0] = heavy.grid[1] = 64, heavy.grid[2] = 1;
+  heavy.registers_per_thread = 168;
+  f = course::launch_figures(heavy, h100);
+  EXPECT_DOUBLE_EQ(f.occupancy_pct_by_registers, 12.5);  // registers for 12 warps: one whole block of 8
+  EXPECT_DOUBLE_EQ(f.occupancy_pct, 12.5);
+  EXPECT_DOUBLE_EQ(f.occupancy_pct_by_shared, 100.0);     // no shared memory: no bound
+  EXPECT_DOUBLE_EQ(f.named().at("launch.occupancy_pct_by_registers"), 12.5);
+  heavy.registers_per_thread = 64;  // 2048 per warp: 32 warps, four blocks
+  EXPECT_DOUBLE_EQ(course::launch_figures(heavy, h100).occupancy_pct_by_registers, 50.0);
+
+  course::KernelLaunch tiny;  // 32 threads: 32 blocks of one warp fill half an SM
+  tiny.block[0] = 32, tiny.block[1] = tiny.block[2] = 1;
+  tiny.grid[0] = 100000, tiny.grid[1] = tiny.grid[2] = 1;
+  EXPECT_DOUBLE_EQ(course::launch_figures(tiny, h100).occupancy_pct_by_block_count, 50.0);
+  EXPECT_DOUBLE_EQ(course::launch_figures(tiny, course::SmLimits{}).occupancy_pct, 0.0);  // no SM
+
+  // The longest kernel of a recording is the one described.
+  course::Activity recorded;
+  recorded.kernels = {tiny, heavy};
+  recorded.kernels[0].start_ns = 10, recorded.kernels[0].end_ns = 20;
+  recorded.kernels[1].start_ns = 30, recorded.kernels[1].end_ns = 90;
+  EXPECT_DOUBLE_EQ(course::longest_kernel_launch(recorded, h100).at("launch.threads_per_block"), 256.0);
+  EXPECT_TRUE(course::longest_kernel_launch(course::Activity{}, h100).empty());
+  const auto exercises = course::parse_diagnosis_rules("exercise chase\nlaunch\nwhen launch.occupancy_pct < 50\n  say {value} %\n");
+  EXPECT_TRUE(exercises.at("chase").launch);
 }
 
 TEST(Diagnosis, ExpressionsAndMistakes) {

@@ -88,6 +88,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
       launch.stream_id = k->streamId;
       launch.device_id = k->deviceId;
       launch.start_ns = k->start, launch.end_ns = k->end;
+      launch.registers_per_thread = k->registersPerThread;
       recorded.kernels.push_back(std::move(launch));
     } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
       const auto* c = reinterpret_cast<const CopyRecord*>(record);
@@ -672,6 +673,78 @@ TimelineFigures timeline_figures(const Activity& activity) {
   if (kernel_ns > 0) figures.kernel_hidden_pct = 100 * overlap_ns / kernel_ns;
   if (host_copy_ns > 0) figures.host_link_gbps = figures.host_link_bytes / host_copy_ns;  // bytes per ns = GB/s
   return figures;
+}
+
+SmLimits current_sm_limits() {
+  SmLimits limits;
+  int device = 0;
+  cudaDeviceProp properties{};
+  if (cudaGetDevice(&device) != cudaSuccess || cudaGetDeviceProperties(&properties, device) != cudaSuccess) {
+    cudaGetLastError();  // (no device: nothing left behind for the tests' checks)
+    return limits;
+  }
+  limits.sms = properties.multiProcessorCount;
+  limits.max_warps = properties.maxThreadsPerMultiProcessor / properties.warpSize;
+  limits.max_blocks = properties.maxBlocksPerMultiProcessor;
+  limits.registers = properties.regsPerMultiprocessor;
+  limits.shared_bytes = static_cast<long long>(properties.sharedMemPerMultiprocessor);
+  limits.shared_reserved_per_block = static_cast<int>(properties.reservedSharedMemPerBlock);
+  return limits;
+}
+
+std::map<std::string, double> LaunchFigures::named() const {
+  return {{"launch.threads_per_block", threads_per_block},
+          {"launch.blocks", blocks},
+          {"launch.registers_per_thread", registers_per_thread},
+          {"launch.shared_bytes_per_block", shared_bytes_per_block},
+          {"launch.blocks_per_sm", blocks_per_sm},
+          {"launch.occupancy_pct", occupancy_pct},
+          {"launch.occupancy_pct_by_registers", occupancy_pct_by_registers},
+          {"launch.occupancy_pct_by_shared", occupancy_pct_by_shared},
+          {"launch.occupancy_pct_by_warps", occupancy_pct_by_warps},
+          {"launch.occupancy_pct_by_block_count", occupancy_pct_by_block_count},
+          {"launch.occupancy_pct_by_grid", occupancy_pct_by_grid},
+          {"launch.waves", waves}};
+}
+
+LaunchFigures launch_figures(const KernelLaunch& kernel, const SmLimits& limits) {
+  LaunchFigures f;
+  const long long threads = kernel.threads_per_block();
+  if (threads <= 0 || limits.sms <= 0 || limits.max_warps <= 0) return f;
+  f.threads_per_block = static_cast<double>(threads);
+  f.blocks = static_cast<double>(kernel.blocks());
+  f.registers_per_thread = kernel.registers_per_thread;
+  f.shared_bytes_per_block = kernel.shared_bytes();
+  const long long warps_per_block = (threads + 31) / 32;
+  const long long unbounded = limits.max_warps;  // more blocks than any bound allows
+  auto round_up = [](long long value, long long unit) { return unit > 0 ? (value + unit - 1) / unit * unit : value; };
+  // Blocks per SM under each bound alone.
+  const long long by_warps = limits.max_warps / warps_per_block;
+  const long long by_block_count = limits.max_blocks;
+  long long by_registers = unbounded;
+  if (kernel.registers_per_thread > 0) {
+    const long long per_warp = round_up(32LL * kernel.registers_per_thread, limits.register_unit);
+    by_registers = (limits.registers / per_warp) / warps_per_block;
+  }
+  long long by_shared = unbounded;
+  if (kernel.shared_bytes() > 0) {
+    const long long per_block = round_up(kernel.shared_bytes() + limits.shared_reserved_per_block, limits.shared_unit);
+    by_shared = limits.shared_bytes / per_block;
+  }
+  const long long by_grid = (kernel.blocks() + limits.sms - 1) / limits.sms;
+  auto pct = [&](long long blocks) {
+    return 100.0 * static_cast<double>(std::min<long long>(limits.max_warps, blocks * warps_per_block)) / limits.max_warps;
+  };
+  f.occupancy_pct_by_warps = pct(by_warps);
+  f.occupancy_pct_by_block_count = pct(by_block_count);
+  f.occupancy_pct_by_registers = pct(by_registers);
+  f.occupancy_pct_by_shared = pct(by_shared);
+  f.occupancy_pct_by_grid = pct(by_grid);
+  const long long resident = std::min({by_warps, by_block_count, by_registers, by_shared});
+  f.blocks_per_sm = static_cast<double>(resident);
+  f.occupancy_pct = pct(resident);
+  if (resident > 0) f.waves = f.blocks / (static_cast<double>(resident) * limits.sms);
+  return f;
 }
 
 }  // namespace course

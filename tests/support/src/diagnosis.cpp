@@ -158,9 +158,9 @@ std::map<std::string, ExerciseDiagnosis> parse_diagnosis_rules(const std::string
       continue;
     }
     if (!current) mistake("`" + word + "` before any `exercise`");
-    if (word == "stalls" || word == "timeline") {
+    if (word == "stalls" || word == "timeline" || word == "launch") {
       if (!rest.empty()) mistake("`" + word + "` takes nothing after it");
-      (word == "stalls" ? current->stalls : current->timeline) = true;
+      (word == "stalls" ? current->stalls : word == "timeline" ? current->timeline : current->launch) = true;
     } else if (word == "metric") {
       if (rest.empty() || rest.find(' ') != std::string::npos) mistake("`metric` takes one metric name");
       current->metrics.push_back(rest);
@@ -190,7 +190,7 @@ std::map<std::string, ExerciseDiagnosis> parse_diagnosis_rules(const std::string
       pending->sentence = rest;
       pending = nullptr;
     } else {
-      mistake("unknown word `" + word + "` (exercise, metric, stalls, timeline, when, say)");
+      mistake("unknown word `" + word + "` (exercise, metric, stalls, timeline, launch, when, say)");
     }
   }
   if (pending) mistake("a `when` without its `say` at the end");
@@ -234,6 +234,15 @@ std::string stall_sentence(const std::map<std::string, double>& shares) {
     sentence += std::string("; ") + share + " " + largest[1].second;
   }
   return sentence;
+}
+
+std::map<std::string, double> longest_kernel_launch(const Activity& recorded, const SmLimits& limits) {
+  if (recorded.kernels.empty()) return {};
+  auto duration = [](const KernelLaunch& k) { return k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0; };
+  const KernelLaunch* longest = &recorded.kernels.front();
+  for (const auto& kernel : recorded.kernels)
+    if (duration(kernel) > duration(*longest)) longest = &kernel;
+  return launch_figures(*longest, limits).named();
 }
 
 namespace {
@@ -281,13 +290,16 @@ CallDiagnosis diagnose_call(const std::string& rules, const std::string& exercis
     }
     const ExerciseDiagnosis& rules_of = found->second;
     std::map<std::string, double> values = inputs;
-    if (rules_of.timeline) {
+    if (rules_of.timeline || rules_of.launch) {
       Activity recorded;
       {
         const ExclusiveGpuTurn alone;  // the copies' and kernels' times, with nothing beside them
         recorded = record_activity(work);
       }
-      for (const auto& [name, value] : timeline_figures(recorded).named()) values[name] = value;
+      if (rules_of.timeline)
+        for (const auto& [name, value] : timeline_figures(recorded).named()) values[name] = value;
+      if (rules_of.launch)
+        for (const auto& [name, value] : longest_kernel_launch(recorded, current_sm_limits())) values[name] = value;
     }
     if (rules_of.metrics.empty() && !rules_of.stalls) {
       result.sentences = diagnose_values(rules_of, values);

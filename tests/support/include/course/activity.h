@@ -28,6 +28,7 @@ struct KernelLaunch {
   std::uint32_t device_id = 0;   ///< the device it ran on
   std::uint64_t start_ns = 0;    ///< when it started on the GPU (CUPTI's clock)
   std::uint64_t end_ns = 0;      ///< when it ended
+  int registers_per_thread = 0;  ///< as compiled
   int shared_bytes() const { return static_shared_bytes + dynamic_shared_bytes; }  ///< both kinds
   long long threads_per_block() const { return 1LL * block[0] * block[1] * block[2]; }  ///< block size
   long long blocks() const { return 1LL * grid[0] * grid[1] * grid[2]; }  ///< grid size
@@ -122,6 +123,46 @@ struct TimelineFigures {
 
 /// The figures of a recording's kernels and copies (a sweep over their start and end times).
 TimelineFigures timeline_figures(const Activity& activity);
+
+/// What one streaming multiprocessor can hold, for the occupancy a launch allows
+/// (launch_figures). The allocation units are Hopper's and Ampere's.
+struct SmLimits {
+  int sms = 0;                           ///< streaming multiprocessors
+  int max_warps = 64;                    ///< resident warps per SM
+  int max_blocks = 32;                   ///< resident blocks per SM
+  int registers = 65536;                 ///< 32-bit registers per SM
+  int register_unit = 256;               ///< registers are given to a warp in units of this many
+  long long shared_bytes = 233472;       ///< shared memory per SM
+  int shared_reserved_per_block = 1024;  ///< shared memory the system keeps per block
+  int shared_unit = 128;                 ///< shared memory is given to a block in units of this many bytes
+};
+
+/// The limits of the current device (cudaGetDeviceProperties); `sms` stays 0 without one.
+SmLimits current_sm_limits();
+
+/// How full a launch can keep the SMs, and what bounds it: each occupancy_pct_by_* is the share of
+/// an SM's warps that resident blocks could fill were that the only bound (registers per thread,
+/// shared memory per block, the SM's warps, its block count, and the grid spread over the SMs);
+/// occupancy_pct is the smallest of the first four (the theoretical occupancy).
+struct LaunchFigures {
+  double threads_per_block = 0;           ///< block size
+  double blocks = 0;                      ///< grid size
+  double registers_per_thread = 0;        ///< as compiled
+  double shared_bytes_per_block = 0;      ///< static and dynamic
+  double blocks_per_sm = 0;               ///< resident at once, by the smallest bound
+  double occupancy_pct = 0;               ///< theoretical occupancy
+  double occupancy_pct_by_registers = 0;  ///< were registers the only bound
+  double occupancy_pct_by_shared = 0;     ///< were shared memory the only bound
+  double occupancy_pct_by_warps = 0;      ///< were the SM's warps the only bound
+  double occupancy_pct_by_block_count = 0;  ///< were the SM's block count the only bound
+  double occupancy_pct_by_grid = 0;       ///< the grid's blocks spread over every SM
+  double waves = 0;                       ///< the grid over what the SMs hold at once
+  /// The figures by name, "launch." and the field's name, as a diagnosis rule names them.
+  std::map<std::string, double> named() const;
+};
+
+/// The figures of one kernel launch on SMs with `limits` (all zero for an empty block or no SM).
+LaunchFigures launch_figures(const KernelLaunch& kernel, const SmLimits& limits);
 
 /// Whether a recording also counts the machine instructions its kernels execute (executed.h):
 /// the kernels run patched, several times slower, so only where a rule needs it.

@@ -27,6 +27,10 @@
 ///   swept (TimelineFigures): rules may name timeline.overlap_pct, timeline.host_link_gbps and
 ///   the other figures TimelineFigures::named gives (the transfer chapters, where the work that
 ///   matters is not inside one kernel).
+/// - `launch`: the call is also recorded, and its longest kernel's launch (block size, registers
+///   per thread, shared memory per block, grid) set against what an SM holds (LaunchFigures):
+///   rules may name launch.occupancy_pct_by_shared and the other figures LaunchFigures::named
+///   gives (what bounds the occupancy: registers, shared memory, the block size, the grid).
 #pragma once
 
 #include <functional>
@@ -35,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "course/activity.h"
 #include "course/kernel_profile.h"
 
 namespace course {
@@ -53,7 +58,12 @@ struct ExerciseDiagnosis {
   std::vector<DiagnosisRule> rules;  ///< its rules, in the order they are tried
   bool stalls = false;               ///< whether the profile counts the stall reasons too
   bool timeline = false;             ///< whether the call's copies and kernels are recorded too
+  bool launch = false;               ///< whether its longest kernel's launch is set against the SM's limits
 };
+
+/// The launch figures (LaunchFigures::named) of a recording's longest kernel (the first, where
+/// none has times), on SMs with `limits`; empty without a kernel.
+std::map<std::string, double> longest_kernel_launch(const Activity& recorded, const SmLimits& limits);
 
 /// The exercises of a rules file; throws std::invalid_argument naming the line of a mistake.
 std::map<std::string, ExerciseDiagnosis> parse_diagnosis_rules(const std::string& text);
@@ -91,9 +101,9 @@ struct CallDiagnosis {
 /// untimed, in the exclusive GPU turn, under the range profiler (profile_kernels) with the metrics
 /// that `exercise` lists in `rules` (its chapter's diagnosis.txt, compiled into the chapter's
 /// tests as COURSE_DIAGNOSIS_RULES_TEXT), and diagnoses the figures with `inputs` (e.g.
-/// minimum_bytes). An exercise with `timeline` has `work` run once more before that, recorded
-/// (record_activity), for its timeline's figures; one with only `timeline` and no metric is
-/// not profiled at all. Called after the timed calls and their checks; what it finds goes into
+/// minimum_bytes). An exercise with `timeline` or `launch` has `work` run once more before that,
+/// recorded (record_activity), for those figures; one with no metric and no `stalls` is not
+/// profiled at all. Called after the timed calls and their checks; what it finds goes into
 /// PerfCheck::diagnosis and never changes a verdict. Without the flag nothing is made (why_not says
 /// so, no sentence); asked for but without the exercise's rules or the counters (the driver's
 /// profiling restriction, another profiler, an older GPU), why_not says why and the one sentence is
