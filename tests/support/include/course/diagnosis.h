@@ -20,7 +20,7 @@
 ///
 /// Two more words give an exercise figures beyond its metrics:
 /// - `stalls`: the profile also counts why warps could not issue (kernel_profile.h's
-///   stall_reasons); rules may name stall_pct.<reason> (that reason's share, in %, of all the
+///   stall_reasons); rules may name stall_pct.REASON (that reason's share, in %, of all the
 ///   cycles warps spent stalled), and the diagnosis ends with the two largest shares and what
 ///   they mean ("warps stalled: 71 % waiting for data from global or local memory ...").
 /// - `timeline`: the call is also recorded (activity.h) and its copies' and kernels' times
@@ -83,7 +83,7 @@ std::vector<std::string> diagnose(const ExerciseDiagnosis& exercise, const Kerne
 std::vector<std::string> diagnose_values(const ExerciseDiagnosis& exercise, const std::map<std::string, double>& values,
                                          int limit = 2);
 
-/// Each stall reason's share of a profile's stall cycles, in %, as stall_pct.<reason>; empty
+/// Each stall reason's share of a profile's stall cycles, in %, as stall_pct.REASON; empty
 /// when the profile counted none.
 std::map<std::string, double> stall_shares(const KernelProfile& profile);
 

@@ -45,7 +45,7 @@ struct KernelProfile {
 KernelProfile profile_kernels(const std::function<void()>& work, const std::vector<std::string>& metrics,
                               int max_kernels = 16, const std::vector<std::string>& if_available = {});
 
-/// A reason a warp could not issue, as the GPU counts it (smsp__warps_issue_stalled_<name>):
+/// A reason a warp could not issue, as the GPU counts it (smsp__warps_issue_stalled_NAME):
 /// each cycle, each warp that is resident on a scheduler and does not issue counts one cycle
 /// against one reason.
 struct StallReason {
@@ -61,7 +61,7 @@ const std::vector<StallReason>& stall_reasons();
 /// on any machine (unit_support_tests).
 std::vector<std::string> metrics_unknown_on_chip(const std::string& chip, const std::vector<std::string>& metrics);
 
-/// The counter of a reason, summed over the GPU: "smsp__warps_issue_stalled_<name>.sum".
+/// The counter of a reason, summed over the GPU: "smsp__warps_issue_stalled_NAME.sum".
 std::string stall_metric(const std::string& reason);
 
 }  // namespace course
