@@ -938,6 +938,89 @@ TEST(GpuTurn, AProgramThatTakesLongToExitIsStopped) {
   remove_turn_files(path);
 }
 
+// The exit clock ends with the turns it bounds: a process that armed its turn again after
+// hold_gpu_turn_to_the_end (a later life of the turns: this unit-test binary does so) is not
+// stopped for an exit that has not begun (an adversarial review, 2026-11-27, F5).
+void arm_again_after_the_end(const std::string& path) {
+  course::stop_slow_exits_after(std::chrono::milliseconds(400));
+  course::arm_gpu_turn(path);
+  course::context_made();
+  course::start_yielding_gpu_turn([] {});
+  course::hold_gpu_turn_to_the_end();
+  course::disarm_gpu_turn();
+  course::arm_gpu_turn(path);
+  course::context_made();
+  course::start_yielding_gpu_turn([] {});
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // past the 0.4 s, still working
+  course::disarm_gpu_turn();
+  std::_Exit(0);
+}
+
+TEST(GpuTurn, TheExitClockStartsAfreshWithEachArming) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const std::string path = testing::TempDir() + "course-gpu-turn-exit-clock.lock";
+  EXPECT_EXIT(arm_again_after_the_end(path), ::testing::ExitedWithCode(0), "");
+  remove_turn_files(path);
+}
+
+// A program that yields each time a queue is held, and takes its turn straight back because no
+// measurement took the gate (a queue file held outside the protocol by the code under test), is
+// not stopped by its watchdog: it gave its turn back (an adversarial review, 2026-11-27, F4: every
+// honest program of the GPU was stopped).
+void yield_beside_a_queue_held_outside_the_protocol(const std::string& path) {
+  course::stop_gpu_turn_holders_after(std::chrono::milliseconds(500));
+  course::arm_gpu_turn(path, [] {});
+  course::context_made();
+  course::start_yielding_gpu_turn([] { std::this_thread::sleep_for(std::chrono::milliseconds(3)); });
+  const int held = ::open((path + ".queue").c_str(), O_RDONLY | O_CLOEXEC);
+  if (held < 0 || ::flock(held, LOCK_SH) != 0) std::_Exit(3);
+  for (int i = 0; i < 1000; ++i) {  // honest calls, about 1.5 ms each: 1.5 s, three times the bound
+    course::cuda_call_begins();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    course::cuda_call_ends();
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+  course::disarm_gpu_turn();
+  std::_Exit(0);
+}
+
+TEST(GpuTurn, AProgramThatKeepsYieldingIsNotStopped) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const std::string path = testing::TempDir() + "course-gpu-turn-fake-queue.lock";
+  EXPECT_EXIT(yield_beside_a_queue_held_outside_the_protocol(path), ::testing::ExitedWithCode(0), "");
+  remove_turn_files(path);
+}
+
+// A measurement waits at the pair gate no longer than an honest priority can hold it (the bound,
+// the slice and half a second), then goes on without it: a pair gate held outside the protocol
+// (a flock by the code under test), or by priorities out of step, keeps no GPU's measurements
+// waiting beyond that (an adversarial review, 2026-11-27, F1 and F3).
+TEST(GpuTurn, AMeasurementWaitsAtThePairGateForABoundedTime) {
+  using course::GpuTurnMode;
+  const PriorityTimings timings(std::chrono::milliseconds(50), std::chrono::milliseconds(300));
+  course::keep_priority_for(std::chrono::milliseconds(100));
+  const TwoGpuTurnFiles files("course-gpu-turn-pair-held");
+  { course::GpuTurn make(files.both); }  // the pair gate exists (the grader makes it)
+  const std::string pair = files.first.substr(0, files.first.rfind('-') + 1) + "pair.gate";
+  const int held = ::open(pair.c_str(), O_RDONLY | O_CLOEXEC);  // read-only is enough for flock
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(::flock(held, LOCK_SH), 0);
+  std::atomic<bool> first{false}, second{false}, release{true};
+  const auto asked = std::chrono::steady_clock::now();
+  std::thread on_first = take_turn(files.first, GpuTurnMode::exclusive, first, release);
+  std::thread on_second = take_turn(files.second, GpuTurnMode::exclusive, second, release);
+  EXPECT_TRUE(becomes_true_within(first, std::chrono::milliseconds(3000)));
+  EXPECT_TRUE(becomes_true_within(second, std::chrono::milliseconds(3000)));
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
+  EXPECT_GT(waited, 0.8) << "the measurements did not wait at the pair gate at all";  // 0.3 + 0.1 + 0.5 s
+  EXPECT_LT(waited, 2.5);
+  ::close(held);  // (before the joins: without the bound the measurements would wait for it)
+  on_first.join();
+  on_second.join();
+  course::keep_priority_for(std::chrono::milliseconds(500));
+  files.remove();
+}
+
 // A program that yields (start_yielding_gpu_turn) lets go of its shared turn when a
 // measurement waits, once its calls under way have ended and its GPU work has been waited for;
 // the calls it begins meanwhile wait until it has the turn back. Never while a capture is under

@@ -459,16 +459,25 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
     every_turn = [pathlib.Path(lock_dir) / f"gpu-{g}.turn" for g in sorted(set(every_gpu), key=int)] if class_turns else []
     turn_files = [file for base in (every_turn or [turns])
                   for file in (base, *(base.with_name(base.name + end) for end in (".gate", ".queue", ".context")))]
-    # The pair gate and context turn of the programs of several GPUs (course/gpu_turn.h); without
-    # them (COURSE_GPU_TURN_PRIORITY=0 in the grader's environment, to compare a class's times with
-    # and without), those programs take their turns on every GPU at once only.
-    if len(every_turn) > 1 and os.environ.get("COURSE_GPU_TURN_PRIORITY", "1") != "0":
+    # The pair gate and context turn of the programs of several GPUs (course/gpu_turn.h), made only
+    # with COURSE_GPU_TURN_PRIORITY=1 in the grader's environment: without them those programs take
+    # their turns on every GPU at once only. Off by default: on 2 x H100 (2026-11-27) a class of 12
+    # references took 414 s with the priority against 354 s without (stop 54), and an adversarial
+    # review found that a program holding the pair gate held back every GPU's measurements.
+    if len(every_turn) > 1 and os.environ.get("COURSE_GPU_TURN_PRIORITY", "0") == "1":
         turn_files += [pathlib.Path(lock_dir) / "gpu-pair.gate", pathlib.Path(lock_dir) / "gpu-pair.context"]
     if class_turns:  # made here, so that the sandbox need only let the programs write these (course/gpu_turn.h)
         if any("," in str(base) for base in every_turn):
             raise ValueError(f"the lock folder {lock_dir} has a comma in its path: a turn on several GPUs names them with commas")
         for path in turn_files:
             path.touch()
+        if len(every_turn) > 1 and os.environ.get("COURSE_GPU_TURN_PRIORITY", "0") != "1":
+            # A folder where the pair gate would be: no program can open one as its gate, in a
+            # sandbox or out of one (a program of several GPUs would otherwise make it).
+            try:
+                (pathlib.Path(lock_dir) / "gpu-pair.gate").mkdir(exist_ok=True)
+            except FileExistsError:  # a file: a class graded with the priority before, in this folder
+                pass
     if ws.sandbox:
         write_test_sandbox_args(ws, turn_files if class_turns else [])
     R.clear_reports(ws.records)

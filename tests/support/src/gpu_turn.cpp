@@ -293,20 +293,32 @@ void GpuTurn::take(GpuTurnMode mode) {
   // while it waits for another GPU (of a measurement on several, a gate that it holds; of one on
   // a single GPU, that GPU's programs would wait behind the queued measurement: an adversarial
   // review, 2026-11-27).
-  if (pair_ >= 0) lock(pair_, LOCK_EX, pair_path_);
+  // The wait is bounded: an honest priority is given up within g_priority_bound_ms and kept a
+  // slice at most, so a pair gate held longer is held by two priorities out of step or outside
+  // the protocol (a flock by the code under test), and the measurement goes on without it: it
+  // still has its GPUs to itself through their own gates and queues (an adversarial review,
+  // 2026-11-27: one program holding the pair gate kept every measurement of every GPU waiting,
+  // unseen by every watchdog).
+  bool passed_pair = false;
+  if (pair_ >= 0) {
+    const auto until = std::chrono::steady_clock::now() +
+                       std::chrono::milliseconds(g_priority_bound_ms.load() + g_slice_ms.load() + 500);
+    while (!(passed_pair = try_lock(pair_, LOCK_EX, pair_path_)) && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
   try {
     for (Files& file : files_) {
       lock(file.gate, LOCK_SH, file.path + ".gate");
       lock(file.queue, LOCK_SH, file.path + ".queue");
     }
-    if (pair_ >= 0) ::flock(pair_, LOCK_UN);
+    if (passed_pair) ::flock(pair_, LOCK_UN);
     take_every(
         count, [this](std::size_t i) { return try_lock(files_[i].lock, LOCK_EX, files_[i].path); },
         [this](std::size_t i) { lock(files_[i].lock, LOCK_EX, files_[i].path); },
         [this](std::size_t i) { ::flock(files_[i].lock, LOCK_UN); });
   } catch (...) {
     for (Files& file : files_) ::flock(file.queue, LOCK_UN);
-    if (pair_ >= 0) ::flock(pair_, LOCK_UN);
+    if (passed_pair) ::flock(pair_, LOCK_UN);
     release();
     throw;
   }
@@ -462,6 +474,7 @@ struct TurnState {
   // The watchdog (start_yielding_gpu_turn): what it reads without the mutex, which a program
   // stuck in a wait for its GPU work holds.
   std::atomic<bool> holds_shared{false};  // shared_held, for the watchdog
+  std::atomic<long long> given_back{0};   // shared turns given back so far, for the watchdog
   std::atomic<bool> watched{false};       // the program yields, so it must not hold a measurement up
   std::atomic<bool> watchdog_started{false};
   std::atomic<std::chrono::milliseconds::rep> stop_after_ms{10000};
@@ -484,6 +497,7 @@ void shared_given_back(TurnState& state) {
   if (!state.shared_held) return;
   state.shared_held = false;
   state.holds_shared = false;
+  ++state.given_back;
   if (!profiling()) return;
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - state.shared_since).count();
   profile_add("GPU turn: shared, held", ms);
@@ -581,6 +595,7 @@ void watch_for_a_held_up_measurement(TurnState& state, std::string path) {
   }
   std::chrono::steady_clock::time_point since{};
   bool held_up = false;
+  long long given_back_since = 0;
   for (;;) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     // An exit that takes long (a destructor or exit handler of the code under test that sleeps or
@@ -598,10 +613,17 @@ void watch_for_a_held_up_measurement(TurnState& state, std::string path) {
       held_up = false;
       continue;
     }
+    // Held up only while this program has not given its turn back since the wait began: one that
+    // yields and takes its turn straight back (no measurement took the gate: a queue held by
+    // something other than a measurement) is doing what it should, and is not stopped for it (an
+    // adversarial review, 2026-11-27: a queue file held outside the protocol got every honest
+    // program of its GPU stopped by its own watchdog).
     const auto now = std::chrono::steady_clock::now();
-    if (!held_up) {
+    const long long given_back = state.given_back.load();
+    if (!held_up || given_back != given_back_since) {
       held_up = true;
       since = now;
+      given_back_since = given_back;
     }
     const auto held_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - since).count();
     if (held_ms < state.stop_after_ms.load()) continue;
@@ -633,6 +655,7 @@ void arm_gpu_turn(const std::string& path, std::function<void()> wait_for_gpu_wo
   std::unique_lock<std::mutex> guard(state.mutex);
   stop_yielding(state, guard);
   state.turn.reset();
+  state.exiting_since_ms = 0;  // a new life of the turns, whose exit has not begun
   state.exclusive_depth = 0;
   state.paused = false;
   state.wait_for_gpu_work = std::move(wait_for_gpu_work);
@@ -684,6 +707,7 @@ void disarm_gpu_turn() {
   std::unique_lock<std::mutex> guard(state.mutex);
   stop_yielding(state, guard);
   state.watched = false;
+  state.exiting_since_ms = 0;  // the exit clock ends with the turns it bounded
   shared_given_back(state);
   state.turn.reset();
   state.exclusive_depth = 0;

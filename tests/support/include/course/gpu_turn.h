@@ -103,7 +103,10 @@ enum class GpuTurnMode { shared, exclusive };
 ///   waited for minutes (2 x H100, 2026-11-26: 197-217 s per grading for tests that take 3 s alone).
 /// - a measurement on several files holds the pair gate until it holds every file's gate, so that
 ///   no program asks for priority meanwhile (it could hold a lock that the measurement waits for
-///   and wait for a gate that the measurement holds);
+///   and wait for a gate that the measurement holds); it waits for the pair gate 2 s + the slice
+///   + 0.5 s at most, and then goes on without it (its GPUs' own gates and queues still give it
+///   them to itself): an honest priority never holds it longer, so a pair gate held longer is held
+///   by priorities out of step or outside the protocol (an adversarial review, 2026-11-27);
 /// - such a program makes its first context in the pair's context turn, one at a time with the
 ///   other programs of several GPUs, not in each GPU's (it makes its other contexts later, in its
 ///   shared turn, as every program does after its first). Waiting for every GPU's context turn at
