@@ -108,6 +108,16 @@ def differing_tests(here_file, alone_file):
     return "; ".join(lines) or "none (only the totals)"
 
 
+def split_tests(graded):
+    """The tests that some gradings of a class graded and others did not (tools/grade-class's
+    class-maxima.json), with their votes and whether they count towards the maximum."""
+    try:
+        split = json.loads((pathlib.Path(graded) / "class-maxima.json").read_text())["split tests"]
+    except (OSError, ValueError, KeyError):
+        return "unknown (no class-maxima.json)"
+    return "; ".join(f"{name}: {v}" for name, v in split.items()) or "none"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work")
@@ -201,7 +211,8 @@ def main():
             here = {k: v for k, v in row.items() if k not in ("faults", "status")}
             if own != here:
                 problems.append(f"{student}: {here} in the class, {own} graded alone; the tests that differ: "
-                                f"{differing_tests(results_file, work / 'graded-references' / student / 'results.json')}")
+                                f"{differing_tests(results_file, work / 'graded-references' / student / 'results.json')}"
+                                f"; the tests the class's gradings disagreed on: {split_tests(work / 'graded')}")
         if gpu and "faults" in expected[student] and not re.search(expected[student]["faults"], row.get("faults", "")):
             problems.append(f"{student}: faults {row.get('faults')!r} in class.csv, expected /{expected[student]['faults']}/")
         for chapter, points in expected[student].get("scores", {}).items():

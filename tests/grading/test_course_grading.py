@@ -888,6 +888,48 @@ class Totals(unittest.TestCase):
         self.assertEqual(rows["broken"]["06-transpose"], "0")
 
 
+    def test_class_maxima_are_not_raised_by_a_faulty_minority(self):
+        """A test that this machine does not grade (skipped in the right answers) but that crashing
+        submissions failed before the skip does not count towards the class's maximum; a test that
+        one submission passed counts, whatever the others did; one that a student made skip for
+        themself alone does not lower it (grade-class's class_maxima, 2026-11-27)."""
+        loader = importlib.machinery.SourceFileLoader("grade_class", str(COURSE / "tools" / "grade-class"))
+        spec = importlib.util.spec_from_loader(loader.name, loader)
+        grade_class = importlib.util.module_from_spec(spec)
+        loader.exec_module(grade_class)
+
+        def test(name, status, points, stretch=False):
+            tags = ["stretch"] if stretch else []
+            if status == "not graded":
+                return {"name": name, "status": "passed", "score": 0, "max_score": 0, "tags": tags + ["not graded"]}
+            return {"name": name, "status": status, "score": points if status == "passed" else 0,
+                    "max_score": points, "tags": tags}
+
+        def right(peer="not graded", own="passed"):
+            return [test("11-deploy-multi-gpu.MultiGpu.MatchesCpu", own, 1),
+                    test("11-deploy-multi-gpu.PeerAccess.CopiesBetweenTwoDevices", peer, 1),
+                    test("06-transpose.TransposeTiledPerf.Reaches", "passed", 3),
+                    test("06-transpose.TransposeStretch.Bulk", "passed", 1, stretch=True)]
+        crashed = [test(t["name"], "failed", t["max_score"] or 1, "stretch" in t["tags"]) for t in right()]
+        students = {"ref-1": right(), "ref-2": right(), "ref-3": right(own="not graded"),
+                    "crash-1": crashed, "crash-2": crashed, "no-build": []}
+        with tempfile.TemporaryDirectory() as folder:
+            out = pathlib.Path(folder)
+            for student, tests in students.items():
+                (out / student).mkdir()
+                (out / student / "results.json").write_text(json.dumps({"tests": tests}))
+                (out / student / "timing.json").write_text("{}")
+            most, split = grade_class.class_maxima(out, list(students))
+            self.assertEqual(most, {"required_max": {"06-transpose": 3, "11-deploy-multi-gpu": 1},
+                                    "stretch_max": {"06-transpose": 1}})
+            self.assertEqual(split["11-deploy-multi-gpu.PeerAccess.CopiesBetweenTwoDevices"],
+                             {"points": 1, "graded": 2, "not graded": 3, "passed": 0, "counts": False})
+            # One submission on a machine that grades it passed it: it counts, so no total exceeds its maximum.
+            (out / "ref-1" / "results.json").write_text(json.dumps({"tests": right(peer="passed")}))
+            most, _ = grade_class.class_maxima(out, list(students))
+            self.assertEqual(most["required_max"]["11-deploy-multi-gpu"], 2)
+
+
 class Submissions(unittest.TestCase):
     def test_loose_files_are_found_by_name(self):
         with tempfile.TemporaryDirectory() as folder:
