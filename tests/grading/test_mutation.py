@@ -350,6 +350,9 @@ class GradeClassChapters(unittest.TestCase):
         self.assertEqual(options[options.index("--chapters") + 1], "08-execution-config")
         options = self.grade_class.grading_options(args, "bob")
         self.assertEqual(options[options.index("--chapters") + 1], "02-transfers,08-execution-config")
+        self.assertNotIn("--no-diagnosis", options)
+        args.no_diagnosis = True  # (grade-class --no-diagnosis reaches every grading)
+        self.assertIn("--no-diagnosis", self.grade_class.grading_options(args, "bob"))
 
 
 if __name__ == "__main__":
