@@ -304,11 +304,9 @@ CallDiagnosis diagnose_call(const std::string& rules, const std::string& exercis
     if (rules_of.metrics.empty() && !rules_of.stalls) {
       result.sentences = diagnose_values(rules_of, values);
     } else {
-      KernelProfile profile;
-      {
-        const ExclusiveGpuTurn counting;  // the counters are the device's (gpu_turn.h)
-        profile = profile_kernels(work, rules_of.metrics, 16, rules_of.stalls ? stall_metrics() : std::vector<std::string>{});
-      }
+      // (profile_kernels holds the exclusive turn while it counts, and only then.)
+      const KernelProfile profile =
+          profile_kernels(work, rules_of.metrics, 16, rules_of.stalls ? stall_metrics() : std::vector<std::string>{});
       if (!profile.profiled)
         result.why_not = profile.why_not;
       else

@@ -11,9 +11,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "course/gpu.h"
+#include "course/gpu_turn.h"
+#include "course/profile.h"
 #include "current_context.h"
 
 namespace course {
@@ -153,6 +156,11 @@ KernelProfile profile_kernels(const std::function<void()>& work, const std::vect
   CUcontext context = detail::current_context();
   if (!context) return not_profiled("no current CUDA context");
 
+  // The host side first (the chip's metrics, the passes' configuration), in the program's
+  // shared turn: it runs nothing on the GPU, and it is most of a profile's host time, which other
+  // programs' measurements need not wait for. Only the counting, from enabling the range
+  // profiler to reading its counters, holds the GPU alone (below).
+  std::optional<ProfileScope> phase(std::in_place, "diagnosis profile: host setup (shared turn)");
   CUpti_Profiler_Initialize_Params init{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
   if (const auto r = cuptiProfilerInitialize(&init); r != CUPTI_SUCCESS)
     return not_profiled(cupti_failure(r, "profiler initialisation"));
@@ -206,6 +214,11 @@ KernelProfile profile_kernels(const std::function<void()>& work, const std::vect
   if (const auto r = cuptiProfilerHostGetConfigImage(&config_image); r != CUPTI_SUCCESS)
     return not_profiled(cupti_failure(r, "configuration"));
 
+  // The counters are the device's (gpu_turn.h): from here to the return, the profiler's session
+  // (disabled by ~Session, before this turn ends) and the call it counts have the GPU alone.
+  phase.reset();
+  const ExclusiveGpuTurn counting;
+  const ProfileScope counting_phase("diagnosis profile: counting (exclusive turn)");
   Session session;
   CUpti_RangeProfiler_Enable_Params enable{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
   enable.ctx = context;

@@ -98,7 +98,7 @@ struct CallDiagnosis {
 };
 
 /// With --course_diagnose=1 (settings.h; COURSE_DIAGNOSE=1 at ctest time): runs `work` once more,
-/// untimed, in the exclusive GPU turn, under the range profiler (profile_kernels) with the metrics
+/// untimed, under the range profiler (profile_kernels, which counts in the exclusive GPU turn) with the metrics
 /// that `exercise` lists in `rules` (its chapter's diagnosis.txt, compiled into the chapter's
 /// tests as COURSE_DIAGNOSIS_RULES_TEXT), and diagnoses the figures with `inputs` (e.g.
 /// minimum_bytes). An exercise with `timeline` or `launch` has `work` run once more before that,

@@ -7,7 +7,10 @@
 /// profile_kernels runs the call once, untimed: CUPTI replays each kernel it launches as many
 /// times as the metrics need (kernel replay: the kernel's memory is saved before and restored
 /// between passes, so the call's results are those of one run), one range per kernel launch.
-/// Never inside a measurement: the replays make the call many times slower. Where the counters
+/// Never inside a measurement: the replays make the call many times slower. It holds the exclusive
+/// GPU turn (gpu_turn.h) only while it counts, from enabling the range profiler to reading its
+/// counters; the host side (the chip's metrics, the configuration of the passes) comes before, in
+/// the program's shared turn. Where the counters
 /// cannot be read (no GPU, the driver's restriction of profiling to administrators, a virtual
 /// GPU, a metric this chip does not have) nothing is profiled and `why_not` says why; a test
 /// then gives its verdict without the figures, never a different one.
