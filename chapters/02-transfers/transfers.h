@@ -60,7 +60,7 @@ void process_sequential(const float* host_in, float* host_out, float* device_in,
 /// upload of one chunk, the kernel of another and the download of a third run at the same
 /// time. n need not divide evenly, and may be below chunk_count (empty chunks enqueue nothing,
 /// not even a copy of 0 bytes: ProcessStagedTechnique.EmptyChunksEnqueueNothing); n = 0 enqueues
-/// nothing (ProcessStaged, ProcessStagedCalls.EmptyInputEnqueuesNothing). n is at most 2^31 - 1:
+/// nothing (ProcessStagedCalls.EmptyInputEnqueuesNothing). n is at most 2^31 - 1:
 /// larger inputs (8 GiB in each of four buffers) are not tested, too large for a class graded side
 /// by side.
 /// stream_count >= 1 and chunk_count >= 1; either may exceed the other. Each call stands alone

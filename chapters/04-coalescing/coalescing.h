@@ -23,10 +23,11 @@
 /// caller synchronises and checks errors. `count` may be 0 (nothing to do: no launch, since a grid
 /// of 0 blocks is an error) and up to 2^31 - 1 (AdvanceSoA): 2^31 particles take 48 GiB in six
 /// arrays, too much to test beside other submissions, so larger counts are not promised.
-/// `rows` >= 0 and `cols` >= 0 (RowSumsCoalesced): rows = 0 writes nothing, cols = 0 writes sums of
-/// 0; rows may exceed what a grid's y dimension holds (3,000,000 x 1), and rows x cols may exceed
-/// 2^31 elements (RowSumsCoalescedDeviceWide: 65537 x 32768 floats), so element indices need 64
-/// bits.
+/// `rows` and `cols` from 0 to 2^30 (RowSumsCoalesced): rows = 0 writes nothing, cols = 0 writes
+/// sums of 0; rows may exceed what a grid's y dimension holds (3,000,000 x 1), 32 threads per row
+/// may exceed the int range (RowSumsCoalescedTallMatrix: 2^26 + 1 rows), and rows x cols may
+/// exceed 2^31 elements (RowSumsCoalescedDeviceWide: 65537 x 32768 floats), so thread and element
+/// indices need 64 bits.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -60,14 +61,16 @@ struct ParticlesSoA {
 /// Given: one time step on an array of structures, p[i].x += p[i].vx * dt (and y, z).
 void advance_aos(Particle* particles, std::size_t count, float dt, cudaStream_t stream);
 
-/// Exercise 1: the same step on a structure of arrays: x[i] += vx[i] * dt (and y, z), one
-/// thread per particle, so that a warp reads 32 consecutive floats of each array.
+/// Exercise 1: the same step on a structure of arrays: x[i] += vx[i] * dt (and y, z), for the
+/// `dt` given (AdvanceSoATimeStep), with a warp reading consecutive floats of each array (one
+/// thread per particle does; more particles per thread, or wider loads, are as good).
 void advance_soa(const ParticlesSoA& particles, float dt, cudaStream_t stream);
 
 /// Given: sums[r] = sum of row r of the row-major `rows` x `cols` matrix, one thread per row:
 /// at each step the 32 threads of a warp read 32 elements `cols` floats apart.
 void row_sums_naive(const float* matrix, float* sums, int rows, int cols, cudaStream_t stream);
 
-/// Exercise 2: the same sums with coalesced reads: a warp per row, lane l reading elements
-/// l, l + 32, l + 64, ... of its row, the lanes' partial sums added with warp shuffles.
+/// Exercise 2: the same sums with coalesced reads: the lanes of a warp read a row side by side,
+/// for example a warp per row, lane l reading elements l, l + 32, l + 64, ... of its row, the
+/// lanes' partial sums added with warp shuffles (how many threads take a row is free: Rules).
 void row_sums_coalesced(const float* matrix, float* sums, int rows, int cols, cudaStream_t stream);

@@ -26,9 +26,9 @@ struct HostParticles {
         vz(course::random_floats(n, seed + 5)) {}
 };
 
-std::vector<double> stepped(const std::vector<float>& position, const std::vector<float>& velocity) {
+std::vector<double> stepped(const std::vector<float>& position, const std::vector<float>& velocity, float dt = kDt) {
   std::vector<double> result(position.size());
-  for (std::size_t i = 0; i < position.size(); ++i) result[i] = double{position[i]} + double{velocity[i]} * kDt;
+  for (std::size_t i = 0; i < position.size(); ++i) result[i] = double{position[i]} + double{velocity[i]} * dt;
   return result;
 }
 
@@ -44,16 +44,16 @@ constexpr course::Tolerance kStepTolerance{1e-6, 1e-6};
 
 class AdvanceSoA : public ::testing::TestWithParam<std::size_t> {};
 
-void expect_advances(std::size_t n) {
+void expect_advances(std::size_t n, float dt = kDt) {
   const HostParticles host(n, course::test_seed());
   DeviceParticles device(host);
   course::Stream stream;
-  advance_soa(device.view(), kDt, stream);
+  advance_soa(device.view(), dt, stream);
   CUDA_CHECK_LAUNCH("advance_soa");
-  EXPECT_TRUE(course::all_close(stepped(host.x, host.vx), device.x.download(), kStepTolerance))
-      << "x after one step of " << n << " particles (TODO(1), TODO(2))";
-  EXPECT_TRUE(course::all_close(stepped(host.y, host.vy), device.y.download(), kStepTolerance)) << "y (TODO(1))";
-  EXPECT_TRUE(course::all_close(stepped(host.z, host.vz), device.z.download(), kStepTolerance)) << "z (TODO(1))";
+  EXPECT_TRUE(course::all_close(stepped(host.x, host.vx, dt), device.x.download(), kStepTolerance))
+      << "x after one step of " << n << " particles with dt = " << dt << " (TODO(1), TODO(2))";
+  EXPECT_TRUE(course::all_close(stepped(host.y, host.vy, dt), device.y.download(), kStepTolerance)) << "y (TODO(1))";
+  EXPECT_TRUE(course::all_close(stepped(host.z, host.vz, dt), device.z.download(), kStepTolerance)) << "z (TODO(1))";
   EXPECT_TRUE(course::all_close(host.vx, device.vx.download(), {0, 0})) << "advance_soa modified the velocities";
 }
 
@@ -74,6 +74,17 @@ TEST_P(AdvanceSoA, MatchesCpu) {
 // leaves every remainder of groups of 4.
 INSTANTIATE_TEST_SUITE_P(Sizes, AdvanceSoA, ::testing::Values(0, 1, 31, 255, 257, 100003, 1 << 20),
                          [](const auto& info) { return "N" + std::to_string(info.param); });
+
+// The step is the given dt, whatever it is: negative (a step back in time) and 0 (positions
+// unchanged) as well as the 0.01 of the other tests (a constant in the kernel passed them).
+TEST(AdvanceSoATimeStep, UsesTheGivenDt) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  for (const float dt : {-2.5f, 0.0f, 0.37f}) {
+    SCOPED_TRACE("dt = " + std::to_string(dt));
+    expect_advances(1000, dt);
+  }
+}
 
 // Offset views: the contract allows arrays at any float's address (views into larger arrays), so
 // 16-byte loads need a check of the alignment first. Each array here starts 1 to 3 floats past a
@@ -287,6 +298,32 @@ TEST(RowSumsCoalescedDeviceWide, MoreThan2To31Elements) {
   EXPECT_TRUE(course::check_at(sums.data(), checked, row_sum, row_tolerance(cols), "sums"))
       << "row sums of 65537 x 32768 floats: past row 65535 the element index exceeds 2^31 (compute it in "
       << "std::size_t)";
+}
+
+// A tall matrix (2^26 + 1 rows of one float, 256 MiB): a warp per row is 32 x 2^26 = 2^31 threads,
+// so a thread index computed in a 32-bit int (blockIdx.x * blockDim.x + threadIdx.x) wraps for
+// the last row. Each sum is the row's one element, exactly; the last rows and random others are
+// checked, and the poisoned sums tell a row never written from one written wrong.
+TEST(RowSumsCoalescedTallMatrix, MoreThan2To26Rows) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  const int rows = (1 << 26) + 1, cols = 1;
+  const std::uint64_t seed = course::test_seed() + 13;
+  course::DeviceBuffer<float> in(static_cast<std::size_t>(rows), "matrix");
+  course::DeviceBuffer<float> sums(static_cast<std::size_t>(rows), "sums");
+  course::Stream stream;
+  course::fill_random_floats(in.data(), static_cast<std::size_t>(rows), seed, -1.0f, 1.0f, stream);
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  sums.poison();
+  row_sums_coalesced(in.data(), sums.data(), rows, cols, stream);
+  CUDA_CHECK_LAUNCH("row_sums_coalesced on 67108865 x 1 floats");
+  course::FreshElements places(course::test_seed() + 14);
+  const auto checked = course::merged_places({0, 1, (1 << 26) - 1, 1 << 26}, places.distinct_places(rows, 48));
+  EXPECT_TRUE(course::check_at(
+      sums.data(), checked, [&](std::size_t r) { return double{course::random_float_at(seed, r)}; }, row_tolerance(cols),
+      "sums"))
+      << "row sums of a 67108865 x 1 matrix: 32 threads per row make 2^31 threads, past the int range (compute the "
+      << "thread's index, or the row, in 64 bits)";
 }
 
 // The contract's rules, checked against what a call did: in the technique tests, and on a call

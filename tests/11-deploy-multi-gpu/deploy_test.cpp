@@ -196,10 +196,12 @@ TEST(ComputeOnDevicesCalls, InvalidDeviceIdIsAnError) {
   if (!course::settings().sanitizer.empty())
     GTEST_SKIP() << "the calls with invalid device ids made on purpose here are errors to compute-sanitizer";
   const int caller = visible_device_count() - 1;
+  const int first_not_a_device = visible_device_count();  // (ids run from 0 to the count - 1)
   const struct {
     std::vector<int> devices;
     size_t n;
   } calls[] = {{{0, 9999}, 100003}, {{9999, 0}, 100003}, {{-1}, 100003}, {{0, 0, -7}, 100003},
+               {{0, first_not_a_device}, 100003},  // the first id past the last device (id <= count is wrong)
                {{9999, 0}, 1}};  // n = 1: the part of 9999 (the first) is empty
   for (const auto& call : calls) {
     std::ostringstream list;
@@ -316,9 +318,11 @@ TEST(EnablePeerCalls, SameDeviceAndInvalidIds) {
   CUDA_CHECK(cudaSetDevice(caller));
   EXPECT_TRUE(enable_peer_access(0, 0)) << "enable_peer_access(0, 0) should be true: a device reaches its own memory, "
                                         << "there is nothing to enable (TODO(4))";
+  const int first_not_a_device = visible_device_count();
   const struct {
     int a, b;
-  } invalid[] = {{0, 9999}, {9999, 0}, {-1, 0}, {9999, 9999}, {-1, -1}};
+  } invalid[] = {{0, 9999}, {9999, 0}, {-1, 0}, {9999, 9999}, {-1, -1}, {first_not_a_device, 0},
+                 {0, first_not_a_device}};
   for (const auto& ids : invalid) {
     const bool on = enable_peer_access(ids.a, ids.b);
     EXPECT_FALSE(on) << "enable_peer_access(" << ids.a << ", " << ids.b << ") returned true: " << ids.a << " or "

@@ -86,12 +86,14 @@ void run_tasks_serial(int count, float* partials, float* result, const cudaStrea
   launch_combine(partials, count, result, streams[0]);
 }
 
+// (count / 256 rounded up without count + 255, which overflows an int for the largest batches the
+// contract allows.)
 void launch_batch_first(const float* in, float* scratch, int count, cudaStream_t stream) {
-  batch_first_kernel<<<(count + 255) / 256, 256, 0, stream>>>(in, scratch, count);
+  batch_first_kernel<<<count / 256 + (count % 256 != 0), 256, 0, stream>>>(in, scratch, count);
 }
 
 void launch_batch_second(const float* scratch, float* out, int count, cudaStream_t stream) {
-  batch_second_kernel<<<(count + 255) / 256, 256, 0, stream>>>(scratch, out, count);
+  batch_second_kernel<<<count / 256 + (count % 256 != 0), 256, 0, stream>>>(scratch, out, count);
 }
 
 void process_batches_with_malloc(const float* in, float* out, int batches, int batch_size, cudaStream_t stream) {
