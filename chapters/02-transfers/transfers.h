@@ -37,9 +37,10 @@ class PinnedBuffer {
 };
 
 /// Exercise 1 (pinned_buffer.cu): copies the first `bytes` bytes of `source` to device memory
-/// at `device_destination`, asynchronously on `stream` (the caller synchronises). `bytes` may be
-/// anything from 0 (nothing is copied) to source.size(), and not a multiple of 4: nothing past
-/// `bytes` bytes of `device_destination` is written (Upload.CopiesOnlyTheBytesAsked).
+/// at `device_destination`, asynchronously on `stream` (the caller synchronises: no wait on the
+/// host inside, UploadTechnique). `bytes` may be anything from 0 (nothing is copied) to
+/// source.size(), and not a multiple of 4: nothing past `bytes` bytes of `device_destination` is
+/// written (Upload.CopiesOnlyTheBytesAsked).
 /// Rules, checked from what runs (UploadTechnique, and a call of UploadPerf drawn at random):
 /// exactly one host-to-device copy, read from
 /// pinned memory, on `stream`.
@@ -65,7 +66,8 @@ void process_sequential(const float* host_in, float* host_out, float* device_in,
 /// by side.
 /// stream_count >= 1 and chunk_count >= 1; either may exceed the other. Each call stands alone
 /// (ProcessStagedCalls.SecondCallWithOtherSizes). Enqueues only: the caller synchronises every
-/// stream.
+/// stream (no cudaStreamSynchronize, cudaDeviceSynchronize or cudaEventSynchronize inside:
+/// ProcessStagedTechnique.OnlyEnqueues).
 /// Rules, checked from what runs (ProcessStagedTechnique, and a call of ProcessStagedPerf drawn
 /// at random, at its size): per non-empty chunk c one upload from pinned memory, one light_kernel
 /// and one download to pinned memory, all asynchronous and on streams[c % stream_count]; when

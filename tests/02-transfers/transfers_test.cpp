@@ -259,6 +259,7 @@ TEST(UploadTechnique, OneCopyFromPinnedMemoryOnTheGivenStream) {
           : ::testing::AssertionFailure() << "the destination does not hold the source's bytes (TODO(3))",
       "upload"));
   EXPECT_TRUE(upload_rules(bytes)(ran));
+  EXPECT_TRUE(course::waits_not_on_the_host(ran, "upload"));  // the caller synchronises (transfers.h)
 }
 
 // Required: 0.8 of pinned cudaMemcpy copies timed between the calls (the link's speed at the time;
@@ -535,6 +536,29 @@ TEST(ProcessStagedTechnique, ChunksGoRoundTheGivenStreams) {
   EXPECT_EQ(used.size(), size_t(stream_count)) << "the chunks should go round all " << stream_count
                                                << " streams, so that they overlap.\n" << ran.summary();
   EXPECT_TRUE(staged_rules(ran, streams.streams, chunk_count));
+}
+
+// Enqueues only (transfers.h): no wait on the host inside the call, for any stream; the caller
+// synchronises every stream. (A wait at the end still overlaps the chunks, so no other test sees it.)
+TEST(ProcessStagedTechnique, OnlyEnqueues) {
+  COURSE_REQUIRE_ACTIVITY();
+  const size_t n = (size_t{1} << 20) + 3;
+  const int stream_count = 3, chunk_count = 7;
+  const auto input = course::random_floats(n, course::test_seed());
+  course::PinnedHostBuffer<float> host_in(n, "host_in"), host_out(n, "host_out");
+  std::memcpy(host_in.data(), input.data(), n * sizeof(float));
+  std::memset(host_out.data(), 0xFF, n * sizeof(float));  // poison
+  course::DeviceBuffer<float> device_in(n, "device_in"), device_out(n, "device_out");
+  Streams streams(stream_count);
+  const auto ran = course::record_activity([&] {
+    process_staged(host_in.data(), host_out.data(), device_in.data(), device_out.data(), n, streams.streams.data(),
+                   stream_count, chunk_count);
+  });
+  CUDA_CHECK_LAUNCH("process_staged");  // after the recording: its guard checks copy
+  ASSERT_TRUE(course::result_is_right_first(
+      course::all_close(light_kernel_on_cpu(input), std::vector<float>(host_out.data(), host_out.data() + n), {0, 0}),
+      "process_staged"));
+  EXPECT_TRUE(course::waits_not_on_the_host(ran, "process_staged"));
 }
 
 // More streams than chunks: chunk c on streams[c % stream_count], so only the first chunk_count

@@ -70,6 +70,15 @@ long long shared_load_bytes(const ExecutedInstructions& executed) {
   return ::testing::AssertionSuccess();
 }
 
+::testing::AssertionResult waits_not_on_the_host(const Activity& activity, const std::string& what) {
+  for (const auto& call : activity.calls)
+    if (call.name == "cudaDeviceSynchronize" || call.name == "cudaStreamSynchronize" ||
+        call.name == "cudaEventSynchronize" || call.name == "cudaThreadSynchronize")
+      return broken(what, "waited on the host (" + call.name + "): it should only enqueue its work and return; the "
+                    "caller synchronises when it needs the results, and meanwhile its host thread goes on.", activity);
+  return ::testing::AssertionSuccess();
+}
+
 ::testing::AssertionResult kernels_use_shared_memory(const Activity& activity, const std::string& what, int bytes,
                                                      const std::string& why) {
   for (const auto& k : activity.kernels)

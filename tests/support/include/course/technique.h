@@ -27,6 +27,11 @@ namespace course {
 /// Every kernel and copy ran on the stream the call was given (record_activity_on).
 ::testing::AssertionResult stays_on_given_stream(const Activity& activity, const std::string& what);
 
+/// No call that waits on the host for the GPU (cudaDeviceSynchronize, cudaStreamSynchronize,
+/// cudaEventSynchronize): a function that only enqueues leaves the waiting to its caller. Only
+/// for a recording of the function's own calls (nothing of the judge's in the recorded work).
+::testing::AssertionResult waits_not_on_the_host(const Activity& activity, const std::string& what);
+
 /// Every kernel has at least `bytes` of shared memory (static + dynamic); `why` says what for.
 ::testing::AssertionResult kernels_use_shared_memory(const Activity& activity, const std::string& what, int bytes,
                                                      const std::string& why);
