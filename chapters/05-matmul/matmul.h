@@ -10,8 +10,8 @@
 /// multiples of the tile; sizes below 1 are not promised), as long as A, B and C fit in device
 /// memory together. So C may have more rows or columns than a grid's y dimension holds
 /// (65535 blocks: MatmulTiled/GridLimits, 8,500,000 x 1 and 1 x 2^21 + 4) and more than 2^31
-/// elements (...DeviceWide: C 65537 x 32768, A 70000 x 32768; A·Aᵀ 46341 x 46341): index in 64
-/// bits. For A·Aᵀ the M x M floats of C must fit in device memory, which keeps M below 200,000
+/// elements (...DeviceWide: C 65537 x 32768, A 70000 x 32768, B 70000 x 32768; for A·Aᵀ C 46341
+/// x 46341 and A 1024 x 2^21 + 64): index in 64 bits. For A·Aᵀ the M x M floats of C must fit in device memory, which keeps M below 200,000
 /// on today's GPUs.
 /// Pointers may be views at any float's address, not only 16-byte aligned (...Views); only the
 /// elements of A and B are read, whatever the floats around them hold, NaN included

@@ -155,6 +155,37 @@ void expect_a_with_more_than_2_to_31_elements(MatmulFunction function, const cha
       << "passes 2^31 (index A in std::size_t)";
 }
 
+// Then B with more than 2^31 elements (70000 x 32768 floats, 9.2 GB, after the earlier parts'
+// buffers are freed), A a row (M = 1): an index of B computed in 32-bit ints (k * N) wraps from
+// row 65536 of B on. B is filled on the GPU from the judge's generator; C's one row is checked at
+// its last 64 columns and at 64 random ones.
+void expect_b_with_more_than_2_to_31_elements(MatmulFunction function, const char* name) {
+  const int M = 1, K = 70000, N = 32768;
+  const std::size_t count = static_cast<size_t>(K) * N;
+  const std::uint64_t seed = course::test_seed() + 31;
+  const auto a = course::random_floats(K, course::test_seed() + 32);
+  course::DeviceBuffer<float> A(a, "A"), B(count, "B"), C(N, "C");
+  course::Stream stream;
+  course::fill_random_floats(B.data(), count, seed, -1.0f, 1.0f, stream);
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  C.poison();
+  function(A.data(), B.data(), C.data(), M, N, K, stream);
+  CUDA_CHECK_LAUNCH(name);
+  course::FreshElements fresh(course::test_seed() + 33);
+  std::vector<std::size_t> columns = fresh.distinct_places(N, 64);
+  for (std::size_t j = N - 64; j < static_cast<std::size_t>(N); ++j) columns.push_back(j);
+  columns = course::merged_places(columns, {});
+  const auto a_times_column = [&](std::size_t j) {
+    double sum = 0;
+    for (int k = 0; k < K; ++k) sum += double{a[k]} * course::random_float_at(seed, static_cast<size_t>(k) * N + j);
+    return sum;
+  };
+  EXPECT_TRUE(course::check_at(C.data(), columns, a_times_column, dot_product_tolerance(K), "C",
+                               {static_cast<size_t>(M), static_cast<size_t>(N)}))
+      << name << " with A 1x70000, B 70000x32768: B has more than 2^31 elements, and from its row 65536 on k * N "
+      << "passes 2^31 (index B in std::size_t)";
+}
+
 class MatmulTiled : public ::testing::TestWithParam<GemmShape> {};
 TEST_P(MatmulTiled, MatchesCpu) {
   COURSE_REQUIRE_GPU();
@@ -193,6 +224,8 @@ TEST(MatmulTiledDeviceWide, MoreThan2To31Outputs) {
   expect_more_than_2_to_31_outputs(matmul_tiled, "matmul_tiled");
   if (HasFailure()) return;
   expect_a_with_more_than_2_to_31_elements(matmul_tiled, "matmul_tiled");
+  if (HasFailure()) return;
+  expect_b_with_more_than_2_to_31_elements(matmul_tiled, "matmul_tiled");
 }
 
 class MatmulRegisterTiledStretch : public ::testing::TestWithParam<GemmShape> {};
@@ -239,6 +272,8 @@ TEST(MatmulRegisterTiledStretchDeviceWide, MoreThan2To31Outputs) {
   expect_more_than_2_to_31_outputs(matmul_register_tiled, "matmul_register_tiled");
   if (HasFailure()) return;
   expect_a_with_more_than_2_to_31_elements(matmul_register_tiled, "matmul_register_tiled");
+  if (HasFailure()) return;
+  expect_b_with_more_than_2_to_31_elements(matmul_register_tiled, "matmul_register_tiled");
 }
 
 // ---------------------------------------------------------------- correctness, C = A·Aᵀ
@@ -332,6 +367,45 @@ TEST(AatTiledDeviceWide, MoreThan2To31Outputs) {
   EXPECT_TRUE(course::check_at(C.data(), places, [&](std::size_t q) { return double{a[q / M]} * a[q % M]; },
                                dot_product_tolerance(K), "C", {static_cast<size_t>(M), static_cast<size_t>(M)}))
       << "aat_tiled with A 46341x1: C has more than 2^31 elements (index it in std::size_t)";
+}
+
+// Then A with more than 2^31 elements (A 1024 x 2^21 + 64, 8.6 GB; C 1024 x 1024): an index of A
+// computed in 32-bit ints (row * K) wraps within row 1023, so row 1023 of C and column 1023 are
+// checked, at random places, against double-precision dot products of the judge's generator.
+TEST(AatTiledDeviceWide, OperandWithMoreThan2To31Elements) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  const int M = 1024, K = (1 << 21) + 64;
+  const std::size_t count = static_cast<size_t>(M) * K;
+  const std::uint64_t seed = course::test_seed() + 41;
+  course::DeviceBuffer<float> A(count, "A"), C(static_cast<size_t>(M) * M, "C");
+  course::Stream stream;
+  course::fill_random_floats(A.data(), count, seed, -1.0f, 1.0f, stream);
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  C.poison();
+  aat_tiled(A.data(), C.data(), M, K, stream);
+  CUDA_CHECK_LAUNCH("aat_tiled");
+  // Off the diagonal: there a float sum of 2^21 squares (about 700,000) carries a rounding error
+  // that the tolerance of a dot product does not cover; elsewhere the products' signs cancel.
+  course::FreshElements fresh(course::test_seed() + 42);
+  std::vector<std::size_t> places = {static_cast<size_t>(M - 1) * M, static_cast<size_t>(M - 1) * M + (M - 2),
+                                     static_cast<size_t>(M - 1)};
+  for (const std::size_t j : fresh.distinct_places(M - 1, 8)) {
+    places.push_back(static_cast<size_t>(M - 1) * M + j);  // row 1023
+    places.push_back(j * M + (M - 1));                      // column 1023
+  }
+  places = course::merged_places(places, {});
+  const auto dot = [&](std::size_t q) {
+    const std::size_t i = q / M, j = q % M;
+    double sum = 0;
+    for (std::size_t k = 0; k < static_cast<size_t>(K); ++k)
+      sum += double{course::random_float_at(seed, i * K + k)} * course::random_float_at(seed, j * K + k);
+    return sum;
+  };
+  EXPECT_TRUE(course::check_at(C.data(), places, dot, dot_product_tolerance(K), "C",
+                               {static_cast<size_t>(M), static_cast<size_t>(M)}))
+      << "aat_tiled with A 1024x2097216: A has more than 2^31 elements, and within its row 1023 row * K passes 2^31 "
+      << "(index A in std::size_t)";
 }
 
 // ---------------------------------------------------------------- technique

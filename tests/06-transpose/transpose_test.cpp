@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "course/diagnosis.h"
@@ -103,6 +104,40 @@ TEST(TransposeTiledViews, InAndOutOffsetByOneFloat) {
   EXPECT_TRUE(course::all_close(transpose_on_cpu(view, rows, cols), result, {0, 0},
                                 {static_cast<size_t>(cols), static_cast<size_t>(rows)}))
       << "transpose_tiled(" << rows << " x " << cols << ") of a view one float into its allocation";
+}
+
+// One view aligned and the other not, each way round: a kernel that checks only one pointer's
+// alignment before it uses 16-byte loads or stores (rows and cols are multiples of 4 here)
+// faults or writes in the wrong place on the other. The float before `out` stays untouched.
+TEST(TransposeTiledViews, OnlyOneOfInAndOutOffset) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  const int rows = 100, cols = 132;
+  const std::size_t count = static_cast<size_t>(rows) * cols;
+  course::Stream stream;
+  for (const auto [in_offset, out_offset] : {std::pair<int, int>{0, 1}, std::pair<int, int>{1, 0}}) {
+    SCOPED_TRACE("`in` " + std::to_string(in_offset) + " and `out` " + std::to_string(out_offset) +
+                 " float(s) past a 16-byte boundary");
+    const auto input = course::random_floats(count + 1, course::test_seed() + in_offset);
+    course::DeviceBuffer<float> in(input, "in");
+    course::DeviceBuffer<float> out(count + 1, "out");
+    out.poison();
+    transpose_tiled(in.data() + in_offset, out.data() + out_offset, rows, cols, stream);
+    CUDA_CHECK_LAUNCH("transpose_tiled on one view past a 16-byte boundary and one on it");
+    auto result = out.download();
+    if (out_offset == 1) {
+      EXPECT_TRUE(course::is_poison(result[0])) << "transpose_tiled wrote before the start of `out`";
+      result.erase(result.begin());
+    } else {
+      EXPECT_TRUE(course::is_poison(result.back())) << "transpose_tiled wrote past the end of `out`";
+      result.pop_back();
+    }
+    const std::vector<float> view(input.begin() + in_offset, input.begin() + in_offset + count);
+    EXPECT_TRUE(course::all_close(transpose_on_cpu(view, rows, cols), result, {0, 0},
+                                  {static_cast<size_t>(cols), static_cast<size_t>(rows)}))
+        << "transpose_tiled(" << rows << " x " << cols << ") with `in` " << in_offset << " and `out` " << out_offset
+        << " float(s) into their allocations";
+  }
 }
 
 // A second call in the same process with another shape (and other buffers): nothing of the first
