@@ -54,9 +54,10 @@ __host__ __device__ inline float odd_path(float x) {
 /// element: in every warp, 16 threads take one branch and 16 the other, so each warp runs both.
 void shade_branchy(const float* in, float* out, int n, cudaStream_t stream);
 
-/// Exercise 1: the same results (any n >= 0; n = 0 enqueues nothing and writes nothing), with
-/// the threads of each warp all working on even elements or all on odd ones, so that a warp runs
-/// one path only (ShadeUniform, ShadeUniformCalls).
+/// Exercise 1: the same results (any n >= 0; n = 0 enqueues nothing and writes nothing; n up to
+/// 2^31 - 1, where a launch size or an index rounded up in an int wraps:
+/// ShadeUniformDeviceWide), with the threads of each warp all working on even elements or all on
+/// odd ones, so that a warp runs one path only (ShadeUniform, ShadeUniformCalls).
 void shade_uniform(const float* in, float* out, int n, cudaStream_t stream);
 
 /// Doubles of scratch memory the sums may use (device memory, contents undefined on entry).

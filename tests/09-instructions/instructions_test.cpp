@@ -80,6 +80,43 @@ TEST(ShadeUniformCalls, EmptyThenOtherSizes) {
   }
 }
 
+// The largest size the contract takes (any int n): 2^31 - 1 elements (8.6 GB in, 8.6 GB out;
+// DeviceWide: it runs alone). A launch size rounded up in a 32-bit int (n + 63, n + 255) wraps
+// there, and so does an element index formed in one. `in` is filled on the GPU from the judge's
+// generator; the last 128 elements and 1024 random others are checked.
+TEST(ShadeUniformDeviceWide, TheLargestIntSize) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  const int n = std::numeric_limits<int>::max();
+  const std::size_t count = static_cast<std::size_t>(n);
+  const std::size_t need = 2 * count * sizeof(float) + (std::size_t{1} << 30);
+  std::size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  if (free_bytes < need)
+    GTEST_SKIP() << "this test needs " << need / 1e9 << " GB of free device memory, " << free_bytes / 1e9
+                 << " GB are free on " << course::device_line();
+  const std::uint64_t seed = course::test_seed() + 51;
+  course::DeviceBuffer<float> in(count, "in");
+  course::DeviceBuffer<float> out(count, "out");
+  course::Stream stream;
+  course::fill_random_floats(in.data(), count, seed, -0.9f, 0.9f, stream);
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  out.poison();
+  shade_uniform(in.data(), out.data(), n, stream);
+  CUDA_CHECK_LAUNCH("shade_uniform on 2^31 - 1 elements");
+  course::FreshElements fresh(course::test_seed() + 52);
+  std::vector<std::size_t> places = fresh.distinct_places(count, 1024);
+  for (std::size_t i = count - 128; i < count; ++i) places.push_back(i);
+  places = course::merged_places(places, {});
+  const auto shaded = [&](std::size_t i) {
+    const float x = course::random_float_at(seed, i, -0.9f, 0.9f);
+    return double{i % 2 == 0 ? even_path(x) : odd_path(x)};
+  };
+  EXPECT_TRUE(course::check_at(out.data(), places, shaded, kPathTolerance, "out"))
+      << "shade_uniform on 2^31 - 1 elements, the largest int: round the launch up and form element indices in 64 "
+      << "bits";
+}
+
 // The contract's rules, checked against what a call did: in the technique tests, and on a call
 // of each perf test drawn at random (FreshCalls::rules): kernels of your own, no copies, on the
 // given stream.
