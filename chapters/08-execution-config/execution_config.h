@@ -85,7 +85,8 @@ void run_tasks_serial(int count, float* partials, float* result, const cudaStrea
 /// the same time, then launch_combine on streams[0] once every task is done (`events` holds one
 /// event per stream, free to record). The caller waits for streams[0] only. 0 <= count <=
 /// kMaxTasks (count 0: the combine alone, *result = 0); stream_count >= 1, fewer or more than
-/// count (RunTasks, RunTasksCalls).
+/// count (RunTasks, RunTasksCalls); only the first stream_count streams of the array are given
+/// (RunTasksTechnique.UsesOnlyTheStreamsItIsGiven).
 void run_tasks(int count, float* partials, float* result, const cudaStream_t* streams, int stream_count,
                const cudaEvent_t* events);
 

@@ -358,6 +358,33 @@ TEST(RunTasksTechnique, SpreadsTheTasksOverTheStreams) {
   EXPECT_TRUE(run_tasks_spread_rules(ran, se.streams, count));
 }
 
+// Fewer streams than the array holds (stream_count 4 of 8): the tasks go on the 4 given, every
+// one of them, and on no stream past streams[3] (a loop over a constant 8 streams passed the
+// other tests, whose array always holds valid streams).
+TEST(RunTasksTechnique, UsesOnlyTheStreamsItIsGiven) {
+  COURSE_REQUIRE_ACTIVITY();
+  const int count = 9, stream_count = 4;
+  StreamsAndEvents se;
+  course::DeviceBuffer<float> partials(count, "partials"), result(1, "result");
+  const auto ran = course::record_activity_on(se.streams[0], [&] {
+    run_tasks(count, partials.data(), result.data(), se.streams, stream_count, se.events);
+  });
+  CUDA_CHECK(cudaGetLastError());
+  std::set<const void*> used;
+  for (const auto& call : ran.calls_named("cudaLaunchKernel")) {
+    if (call.kernel.find("task_kernel") == std::string::npos) continue;
+    const bool given = std::find(se.streams, se.streams + stream_count,
+                                 static_cast<cudaStream_t>(const_cast<void*>(call.stream))) != se.streams + stream_count;
+    EXPECT_TRUE(given) << "run_tasks launched a task on a stream past streams[" << stream_count - 1 << "] when given "
+                       << stream_count << " streams: use stream_count, not the array's size (TODO(3))\n"
+                       << ran.calls_summary();
+    used.insert(call.stream);
+  }
+  EXPECT_EQ(used.size(), static_cast<std::size_t>(stream_count))
+      << "run_tasks spread its " << count << " tasks over " << used.size() << " of the " << stream_count
+      << " streams it was given (TODO(3))\n" << ran.calls_summary();
+}
+
 // Rule: the streams are joined on the GPU, with events; run_tasks only enqueues. One of the
 // streams is held back for 80 ms before the call: a run_tasks that waits on the host
 // (cudaDeviceSynchronize, or cudaStreamSynchronize of the task streams) takes that long to return.
