@@ -178,6 +178,8 @@ TEST_P(PersistingWindowTechnique, SetOnTheStreamAndClearedAfterwards) {
   const std::string what = std::to_string(hot_bytes / kMiB) + " MiB hot";
   EXPECT_EQ(plan.window_bytes, expected.window_bytes) << what << ": the returned plan is not this device's (TODO(2))";
   EXPECT_EQ(plan.carve_out_bytes, expected.carve_out_bytes) << what << ": the returned plan is not this device's (TODO(2))";
+  EXPECT_NEAR(plan.hit_ratio, expected.hit_ratio, 1e-6) << what << ": the returned plan's hit ratio is not this "
+                                                          << "device's (TODO(2))";
   EXPECT_EQ(set.window.base_ptr, static_cast<void*>(hot.data())) << what << ": the stream's window does not start at the "
                                                                   << "hot buffer (TODO(4))";
   EXPECT_EQ(set.window.num_bytes, expected.window_bytes) << what << ": the stream's window num_bytes (TODO(4))";
