@@ -70,7 +70,9 @@ void process_sequential(const float* host_in, float* host_out, float* device_in,
 /// ProcessStagedTechnique.OnlyEnqueues).
 /// Rules, checked from what runs (ProcessStagedTechnique, and a call of ProcessStagedPerf drawn
 /// at random, at its size): per non-empty chunk c one upload from pinned memory, one light_kernel
-/// and one download to pinned memory, all asynchronous and on streams[c % stream_count]; when
+/// and one download to pinned memory, all asynchronous and on streams[c % stream_count]
+/// (ProcessStagedTechnique.ChunkCOnStreamCModuloTheCount, chunks counted from the start of the
+/// data); when
 /// n >= chunk_count >= stream_count, every given stream gets work; with fewer chunks than
 /// streams, streams[chunk_count] and later get none
 /// (ProcessStagedTechnique.FewerChunksThanStreamsUseTheFirstStreams).

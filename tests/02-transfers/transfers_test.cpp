@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "course/diagnosis.h"
@@ -536,6 +537,65 @@ TEST(ProcessStagedTechnique, ChunksGoRoundTheGivenStreams) {
   EXPECT_EQ(used.size(), size_t(stream_count)) << "the chunks should go round all " << stream_count
                                                << " streams, so that they overlap.\n" << ran.summary();
   EXPECT_TRUE(staged_rules(ran, streams.streams, chunk_count));
+}
+
+// Chunk c on streams[c % stream_count], its upload, kernel and download alike (transfers.h).
+// The chunks are told apart by where their data lies (host_in + begin for its upload, device_in +
+// begin for its kernel, host_out + begin for its download), in that order, so any cut of [0, n)
+// into chunk_count pieces will do: 7 chunks round 3 streams. (Chunks 0-2 on the first stream, or
+// an upload on one stream and its kernel on another, passed the other tests.)
+TEST(ProcessStagedTechnique, ChunkCOnStreamCModuloTheCount) {
+  COURSE_REQUIRE_ACTIVITY();
+  const size_t n = (size_t{1} << 16) + 5;
+  const int stream_count = 3, chunk_count = 7;
+  const auto input = course::random_floats(n, course::test_seed());
+  course::PinnedHostBuffer<float> host_in(n, "host_in"), host_out(n, "host_out");
+  std::memcpy(host_in.data(), input.data(), n * sizeof(float));
+  std::memset(host_out.data(), 0xFF, n * sizeof(float));  // poison
+  course::DeviceBuffer<float> device_in(n, "device_in"), device_out(n, "device_out");
+  Streams streams(stream_count);
+  const auto ran = course::record_activity(
+      [&] {
+        process_staged(host_in.data(), host_out.data(), device_in.data(), device_out.data(), n,
+                       streams.streams.data(), stream_count, chunk_count);
+      },
+      {{"light_kernel_body(float const*, float*, unsigned long)", 1}});
+  CUDA_CHECK_LAUNCH("process_staged");  // after the recording: its guard checks copy
+  ASSERT_TRUE(course::result_is_right_first(
+      course::all_close(light_kernel_on_cpu(input), std::vector<float>(host_out.data(), host_out.data() + n), {0, 0}),
+      "process_staged"));
+  // (place, stream) of each operation, by kind; a place tells its chunk.
+  const auto within = [](const void* p, const float* base) {
+    const auto a = reinterpret_cast<std::uintptr_t>(p), b = reinterpret_cast<std::uintptr_t>(base);
+    return a >= b && a < b + n * sizeof(float);
+  };
+  std::vector<std::pair<std::uintptr_t, const void*>> uploads, kernels, downloads;
+  for (const auto& call : ran.calls) {
+    if (call.name.rfind("cudaMemcpy", 0) == 0 && within(call.other, host_in.data()))
+      uploads.emplace_back(reinterpret_cast<std::uintptr_t>(call.other), call.stream);
+    else if (call.name.rfind("cudaMemcpy", 0) == 0 && within(call.object, host_out.data()))
+      downloads.emplace_back(reinterpret_cast<std::uintptr_t>(call.object), call.stream);
+    else if (call.name == "cudaLaunchKernel" && !call.pointers.empty())
+      kernels.emplace_back(call.pointers[0], call.stream);
+  }
+  const struct {
+    const char* what;
+    std::vector<std::pair<std::uintptr_t, const void*>>* places;
+  } kinds[] = {{"upload", &uploads}, {"light_kernel", &kernels}, {"download", &downloads}};
+  for (const auto& kind : kinds) {
+    auto& list = *kind.places;
+    ASSERT_EQ(list.size(), static_cast<size_t>(chunk_count))
+        << "process_staged made " << list.size() << " " << kind.what << "(s) for " << chunk_count
+        << " chunks: one per chunk (TODO(1), TODO(2))\n" << ran.calls_summary();
+    std::sort(list.begin(), list.end());
+    for (int c = 0; c < chunk_count; ++c) {
+      const void* expected = streams.streams[c % stream_count];
+      EXPECT_EQ(list[c].second, expected)
+          << "the " << kind.what << " of chunk " << c << " (the " << c + 1 << "th from the start of the data) is not on "
+          << "streams[" << c % stream_count << "]: chunk c goes, whole, on streams[c % stream_count] (TODO(2))\n"
+          << ran.calls_summary();
+    }
+  }
 }
 
 // Enqueues only (transfers.h): no wait on the host inside the call, for any stream; the caller

@@ -375,6 +375,8 @@ TEST(AatTiledDeviceWide, MoreThan2To31Outputs) {
 TEST(AatTiledDeviceWide, OperandWithMoreThan2To31Elements) {
   COURSE_REQUIRE_GPU();
   SCOPED_TRACE(course::seed_note());
+  if (!course::settings().sanitizer.empty())
+    GTEST_SKIP() << "4.4 TFLOP are too many to run under compute-sanitizer (COURSE_SANITIZER)";
   const int M = 1024, K = (1 << 21) + 64;
   const std::size_t count = static_cast<size_t>(M) * K;
   const std::uint64_t seed = course::test_seed() + 41;
