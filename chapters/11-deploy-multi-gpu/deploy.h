@@ -50,6 +50,7 @@ cudaError_t compute_on_devices(const float* host_in, float* host_out, size_t n, 
 /// direct access is on afterwards. Restores the caller's current device. a == b (a device):
 /// true, nothing to enable. An id that is not a device (negative, or not below
 /// cudaGetDeviceCount), a == b included: false, not a crash (EnablePeerCalls.SameDeviceAndInvalidIds).
+/// Both directions on, two GPUs that allow it: PeerAccess.CopiesBetweenTwoDevices.
 bool enable_peer_access(int a, int b);
 
 /// Exercise 2 (peer.cu): copies n floats from `src` on device `src_device` to `dst` on

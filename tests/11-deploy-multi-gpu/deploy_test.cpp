@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "course/fatbin.h"
@@ -305,6 +306,19 @@ TEST(PeerAccess, CopiesBetweenTwoDevices) {
   CUDA_CHECK(cudaGetDevice(&current));
   EXPECT_EQ(current, 0) << "enable_peer_access did not restore the current device";
   EXPECT_EQ(enable_peer_access(0, 1), enabled) << "enabling twice must give the same answer";
+  // Both directions are on (deploy.h): enabling either again is cudaErrorPeerAccessAlreadyEnabled.
+  if (enabled) {
+    for (const auto [device, peer] : {std::pair<int, int>{0, 1}, std::pair<int, int>{1, 0}}) {
+      CUDA_CHECK(cudaSetDevice(device));
+      const cudaError_t again = cudaDeviceEnablePeerAccess(peer, 0);
+      (void)cudaGetLastError();
+      EXPECT_EQ(again, cudaErrorPeerAccessAlreadyEnabled)
+          << "after enable_peer_access(0, 1), access from device " << device << " to device " << peer
+          << " was not on (cudaDeviceEnablePeerAccess gave " << cudaGetErrorName(again)
+          << "): enable both directions (TODO(4))";
+    }
+    CUDA_CHECK(cudaSetDevice(0));
+  }
   course::Stream stream;
   copy_between_devices(destination.data(), 1, source.data(), 0, n, stream);
   CUDA_CHECK(cudaStreamSynchronize(stream));
