@@ -384,6 +384,7 @@ TEST(RowSumsCoalescedTechnique, OwnKernelOnTheGivenStream) {
       course::all_close(row_sums_on_cpu(matrix, rows, cols), sums.download(), row_tolerance(cols)),
       "row_sums_coalesced"));
   EXPECT_TRUE(row_sums_coalesced_rules(ran));
+  EXPECT_TRUE(course::waits_not_on_the_host(ran, "row_sums_coalesced"));  // the caller synchronises
 }
 
 // Rule, counted while it ran (CUPTI's SASS metrics): the lanes of a warp read a row side by side.
@@ -415,6 +416,7 @@ TEST(AdvanceSoATechnique, OwnKernelOnTheGivenStream) {
   ASSERT_TRUE(course::result_is_right_first(
       course::all_close(stepped(host.x, host.vx), device.x.download(), kStepTolerance), "advance_soa"));
   EXPECT_TRUE(advance_soa_rules(ran));
+  EXPECT_TRUE(course::waits_not_on_the_host(ran, "advance_soa"));  // the caller synchronises
 }
 
 // The same rules on arrays one to three floats past a 16-byte boundary, where 16-byte accesses are

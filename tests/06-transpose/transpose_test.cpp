@@ -235,7 +235,10 @@ std::optional<course::Activity> recorded_right_call(course::Counting counting) {
 
 TEST(TransposeTiledTechnique, OwnKernelWithASharedTileOnTheGivenStream) {
   COURSE_REQUIRE_ACTIVITY();
-  if (const auto ran = recorded_right_call(course::Counting::none)) EXPECT_TRUE(transpose_tiled_rules(*ran, 1000, 3000));
+  if (const auto ran = recorded_right_call(course::Counting::none)) {
+    EXPECT_TRUE(transpose_tiled_rules(*ran, 1000, 3000));
+    EXPECT_TRUE(course::waits_not_on_the_host(*ran, "transpose_tiled"));  // it only enqueues (transpose.h)
+  }
 }
 
 // Counted while it ran (CUPTI's SASS metrics): the matrix went into the shared tile and came back

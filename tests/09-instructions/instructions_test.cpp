@@ -141,6 +141,7 @@ TEST(ShadeUniformTechnique, OwnKernelOnTheGivenStream) {
   ASSERT_TRUE(course::result_is_right_first(course::all_close(shaded_on_cpu(in), d_out.download(), kPathTolerance),
                                             "shade_uniform"));
   EXPECT_TRUE(shade_uniform_rules(ran));
+  EXPECT_TRUE(course::waits_not_on_the_host(ran, "shade_uniform"));  // the caller synchronises
 }
 
 // A warp that runs both paths costs 512 + 384 fused multiply-adds per element, one that runs one
@@ -436,6 +437,7 @@ TEST(AccurateSumTechnique, OwnKernelsOnTheGivenStream) {
                                               "sum_accurate"));
   }
   EXPECT_TRUE(sum_accurate_rules(ran));
+  EXPECT_TRUE(course::waits_not_on_the_host(ran, "sum_accurate"));  // the caller synchronises
 }
 
 // Accuracy must not cost much speed: at least 0.75x the rate of the given float sum, measured in
