@@ -1,5 +1,12 @@
 /// @file transfers.h
 /// @brief Chapter 02 contract: pinned host memory, and overlapping transfers with computation.
+///
+/// **Performance**, ratios to a baseline measured in the same process, as the chapter's README
+/// explains (an instructor may scale the bars: COURSE_PERF_SCALE): upload at least 0.8 of pinned
+/// host-to-device copies timed between its calls (UploadPerf.AtLeast0_8OfPinnedPeak);
+/// process_staged at most 0.8 of the time of the given process_sequential, i.e. at least 1.25 times
+/// its rate (ProcessStagedPerf.AtMost0_8xSequentialTime). And 200 calls of process_staged leave at
+/// most 8 MiB of device memory taken (ProcessStagedDeviceWide.RepeatedRunsLeakNoDeviceMemory).
 #pragma once
 
 #include <cuda_runtime.h>

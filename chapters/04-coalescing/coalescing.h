@@ -28,6 +28,15 @@
 /// may exceed the int range (RowSumsCoalescedTallMatrix: 2^26 + 1 rows), and rows x cols may
 /// exceed 2^31 elements (RowSumsCoalescedDeviceWide: 65537 x 32768 floats), so thread and element
 /// indices need 64 bits.
+///
+/// **Performance**, ratios to a baseline measured in the same process, as the chapter's README
+/// explains (an instructor may scale the bars: COURSE_PERF_SCALE): advance_soa and
+/// row_sums_coalesced at least 0.70 of the device-to-device copy peak
+/// (AdvanceSoAPerf.NearTheCopyPeak, RowSumsCoalescedPerf.NearTheCopyPeak).
+///
+/// **Accuracy**: advance_soa within 1e-6 absolute plus 1e-6 relative of the double-precision step
+/// (one rounding); a row sum within 1e-6 cols + 1e-6 absolute plus 1e-5 relative of the
+/// double-precision sum (float additions in any order).
 #pragma once
 
 #include <cuda_runtime.h>

@@ -11,13 +11,24 @@
 /// memory together. So C may have more rows or columns than a grid's y dimension holds
 /// (65535 blocks: MatmulTiled/GridLimits, 8,500,000 x 1 and 1 x 2^21 + 4) and more than 2^31
 /// elements (...DeviceWide: C 65537 x 32768, A 70000 x 32768, B 70000 x 32768; for A·Aᵀ C 46341
-/// x 46341 and A 1024 x 2^21 + 64): index in 64 bits. For A·Aᵀ the M x M floats of C must fit in device memory, which keeps M below 200,000
-/// on today's GPUs.
+/// x 46341 and A 1024 x 2^21 + 64): index in 64 bits. For A·Aᵀ the M x M floats of C must fit in
+/// device memory, which keeps M below 200,000 on today's GPUs.
 /// Pointers may be views at any float's address, not only 16-byte aligned (...Views); only the
 /// elements of A and B are read, whatever the floats around them hold, NaN included
 /// (MatmulTiledViews.OnlyTheOperandsAreRead, AatTiledViews.OnlyTheOperandIsRead); C does
 /// not overlap A or B. Calls are independent: a later call with other sizes or pointers owes
 /// nothing to an earlier one (...Repeated).
+///
+/// **Performance**, ratios to a baseline measured in the same process, as the chapter's README
+/// explains (an instructor may scale the bars: COURSE_PERF_SCALE): matmul_tiled at least 1.3 times
+/// the given matmul_naive (MatmulTiledPerf.AtLeast1_3xNaiveAt4096); aat_tiled at least 8 times the
+/// given aat_naive, and 15 times with a tile free of bank conflicts (AatTiledPerf.AtLeast8xNaive,
+/// AatTiledPerf.AtLeast15xNaiveWithPaddedTile); matmul_register_tiled at least 0.4 of cuBLAS's FP32
+/// SGEMM (MatmulRegisterTiledStretchPerf.AtLeast0_4xCublasAt4096).
+///
+/// **Accuracy**: every element within 1e-6 K + 1e-6 absolute plus 1e-5 relative of a
+/// double-precision product: FP32 arithmetic (TF32 or half-precision tensor cores are not accurate
+/// enough).
 #pragma once
 
 #include <cuda_runtime.h>

@@ -21,6 +21,13 @@
 ///   is watched) (ProcessBatchesAsyncTechnique.ScratchFromTheStreamOrderedPool), after the last
 ///   kernel that uses it (ProcessBatchesAsyncTechnique.ScratchGivenBackAfterItsLastUse, and a call
 ///   of ProcessBatchesAsyncPerf drawn at random).
+///
+/// **Performance**, ratios to a baseline measured in the same process, as the chapter's README
+/// explains (an instructor may scale the bars: COURSE_PERF_SCALE): the chase with your launch at
+/// least 0.90 of the best block size of a sweep timed first
+/// (ChaseLaunchPerf.WithinTenPercentOfTheBestSweep); run_tasks at least 4 times the given
+/// run_tasks_serial (RunTasksPerf.AtLeast4xSerial); process_batches_async at least 4 times the
+/// given process_batches_with_malloc (ProcessBatchesAsyncPerf.AtLeast4xWithMalloc).
 #pragma once
 
 #include <cuda_runtime.h>

@@ -15,6 +15,11 @@
 /// - `shade_uniform` computes every element with `even_path` / `odd_path` below, unchanged
 ///   (ShadeUniform.MatchesTheGivenPaths).
 /// - Only the CUDA runtime (CodePolicy).
+///
+/// **Performance**, ratios to a baseline measured in the same process, as the chapter's README
+/// explains (an instructor may scale the bars: COURSE_PERF_SCALE): shade_uniform at least 1.6 times
+/// the given shade_branchy (ShadeUniformPerf.AtLeast1_6xBranchy); sum_accurate at least 0.75 of the
+/// given sum_float's rate (AccurateSumPerf.AtLeast0_75xGivenFloatSum).
 #pragma once
 
 #include <cuda_runtime.h>

@@ -16,6 +16,10 @@
 ///   ClearPersistingWindowTechnique.ReleasesThePersistingLines).
 /// - The window makes the work no slower than without it (PersistingWindowPerf).
 /// - Only the CUDA runtime (CodePolicy).
+///
+/// **Performance**, ratios to a baseline measured in the same process, as the chapter's README
+/// explains (an instructor may scale the bars: COURSE_PERF_SCALE): the given kernel with your
+/// window at least 0.95 of its rate without one (PersistingWindowPerf.NoSlowerThanWithoutAWindow).
 #pragma once
 
 #include <cuda_runtime.h>

@@ -1,5 +1,11 @@
 /// @file deploy.h
 /// @brief Chapter 11 contract: what a binary carries for which GPU, and using several GPUs.
+///
+/// **Performance**, ratios to a baseline measured in the same process, as the chapter's README
+/// explains (an instructor may scale the bars: COURSE_PERF_SCALE), on two GPUs: compute_on_devices
+/// over both at least 1.7 times its rate on one (MultiGpuPerf.TwoGpusAtLeast1_7xOne);
+/// copy_between_devices with peer access at least 5 times a copy through host memory
+/// (PeerAccessPerf.AtLeast5xWithoutPeerAccess).
 #pragma once
 
 #include <cuda_runtime.h>
