@@ -8,7 +8,7 @@
 // Usage: gpu_turn_model DIR SECONDS ONE_GPU_PROGRAMS_PER_GPU PROGRAMS_OF_BOTH [--check]
 //   keeps that many programs running for SECONDS (a new one as each ends), with their turn files
 //   in DIR, and prints per kind how many ended and how long they took. With --check, the exit
-//   status is 1 when a kind had fewer than 3 programs end, or one ended after more than half the run.
+//   status is 1 when a kind had fewer than 3 programs end, or one ended after more than 2/3 of the run.
 #include "course/gpu_turn.h"
 
 #include <signal.h>
@@ -134,7 +134,10 @@ int main(int argc, char** argv) {
     const double longest = times.empty() ? 0 : times.back();
     std::printf("programs of %s: %zu ended in %d s, median %.2f s, longest %.2f s, %d failed\n", kind, times.size(),
                 seconds, times.empty() ? 0.0 : times[times.size() / 2], longest, failed[kind]);
-    if (times.size() < 3 || failed[kind] > 0 || longest > seconds / 2.0) fine = false;
+    // A stall is a program that waits for most of the run: 2/3 of it. (With the pair gate's priority
+    // off, its default since 2026-11-27, the longest took 12.7-15.4 s of 30 on a 2-core machine,
+    // medians 6.5-7.5 s; half the run failed one run in three. A starved kind ends 1 or 2.)
+    if (times.size() < 3 || failed[kind] > 0 || longest > seconds * 2.0 / 3.0) fine = false;
   }
   if (check && !fine) std::printf("gpu_turn_model: a kind of program starved, stalled or failed\n");
   return check && !fine ? 1 : 0;
