@@ -653,9 +653,17 @@ class FailFast(unittest.TestCase):
 
         def read_junit(junit, properties, reports=None):
             return [R.TestResult(t + case, outcome, reason=reason, timeout=20) for case, outcome, reason in left.pop(0)]
+
+        def judged_again(ws, graded, *args, considered=None, **kwargs):  # (as the real one, each suspect once)
+            if considered is not None:
+                new = {r.name for r in graded if R.shared_fault(r)} - considered
+                if not new:
+                    return graded
+                considered.update(new)
+            return rejudged(graded)
         with mock.patch.object(G.subprocess, "run", fake_run), mock.patch.object(R, "read_junit", read_junit), \
                 mock.patch.object(R, "test_properties", lambda *a, **k: {}), \
-                mock.patch.object(G, "judge_shared_faults_alone", lambda ws, graded, *a: rejudged(graded)):
+                mock.patch.object(G, "judge_shared_faults_alone", judged_again):
             graded, *_ = G.test(ws, ["06-transpose"], {}, gpu="0" if lock_dir else None, all_gpus="0,1",
                                 lock_dir=lock_dir, batches=batches, fail_fast=True)
         return ran, [(r.name.rsplit(".", 1)[1], r.outcome) for r in graded]
@@ -1046,7 +1054,7 @@ class JudgedAgainAlone(unittest.TestCase):
 
     def test_tests_of_every_gpu_are_judged_again_on_every_gpu(self):
         with tempfile.TemporaryDirectory() as folder:
-            ws = types.SimpleNamespace(root=pathlib.Path(folder))
+            ws = types.SimpleNamespace(root=pathlib.Path(folder), rejudged=[])
             one, multi, fine = "student.04.Sums.Big", "student.11.MultiGpu.Every", "student.04.Sums.Small"
             graded = [R.TestResult(one, "failed", output="cudaErrorMemoryAllocation: out of memory"),
                       R.TestResult(multi, "failed", output="cudaErrorMemoryAllocation: out of memory"),
@@ -1069,6 +1077,30 @@ class JudgedAgainAlone(unittest.TestCase):
             runs.clear()
             G.judge_shared_faults_alone(ws, graded, run, "0", ["0"], "/l/gpu-0.turn")
             self.assertEqual(runs, [("again alone", [one, multi], "0", ["0"], False, "/l/gpu-0.turn")])
+
+    def test_each_phase_judges_again_only_its_new_suspects(self):
+        """A grading that judges again after each phase (fail-fast: tools/mutate.py) judges a
+        later phase's neighbour-caused failures too, each test once, and names them all."""
+        with tempfile.TemporaryDirectory() as folder:
+            ws = types.SimpleNamespace(root=pathlib.Path(folder), rejudged=[])
+            early, late = "student.08.Calls.Empty", "student.08.BatchesPerf.AtLeast4x"
+            runs = []
+
+            def run(phase, selection, visible, phase_locks, shared, jobs, turn_lock, pass_env):
+                names = pathlib.Path(pass_env["COURSE_TEST_ONLY"]).read_text().split()
+                runs.append(names)
+                return [R.TestResult(name, "passed") for name in names]
+
+            considered = set()
+            graded = [R.TestResult(early, "failed", reason="Timeout: still running after its 30 s limit")]
+            graded = G.judge_shared_faults_alone(ws, graded, run, "0", ["0"], "/l/gpu-0.turn", considered=considered)
+            graded.append(R.TestResult(late, "failed", output="run reached 22517.9 batches/s, 372% of the given "
+                                                              "malloc (6060.2 batches/s); 400% is needed."))
+            graded = G.judge_shared_faults_alone(ws, graded, run, "0", ["0"], "/l/gpu-0.turn", considered=considered)
+            self.assertEqual(runs, [[early], [late]])
+            self.assertEqual([r.outcome for r in graded], ["passed", "passed"])
+            self.assertEqual(ws.rejudged, sorted([early, late]))
+            self.assertEqual(considered, {early, late})
 
 
 class BuildSlots(unittest.TestCase):

@@ -551,7 +551,7 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
         alone = ["-L", "^student$", "-L", "^alone$", *(["-LE", "^multi-gpu$"] if gpu is not None else [])]
         phases = [("side-by-side", side_by_side, True, max(4, jobs), None, False),
                   ("alone", alone, False, 4, turns, True)]
-    rejudged_early = False
+    considered = set()  # the suspects judge_shared_faults_alone has seen (judged again, or left standing)
 
     several_gpus = gpu is not None and not one_gpu
     # The tests that use every GPU see this grading's first (a test of one device runs there).
@@ -582,14 +582,17 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
     def failure_stands():
         """With fail_fast: whether a verdict so far is a failure that stands: one that no neighbour
         could have caused, or one such (a time limit: a kernel that never ends) judged again with
-        the GPU to itself, then and there, that failed again."""
-        nonlocal graded, rejudged_early
+        the GPU to itself, then and there, that failed again. Each phase's new suspects are judged
+        again: once was not enough (a class of mutants on 2 H100s, 2026-11-27: the controls, the
+        unchanged references, lost a perf test and a counted one in the phase after the first
+        judging again, and a mutant would have been killed so by its neighbours)."""
+        nonlocal graded
         if not fail_fast:
             return False
-        if class_turns and not rejudged_early and any(r.outcome == "failed" and R.shared_fault(r) for r in graded):
-            graded = judge_shared_faults_alone(ws, graded, run, gpu, locks, turns)
-            rejudged_early = True
-        return any(r.outcome == "failed" and (not R.shared_fault(r) or not class_turns or rejudged_early)
+        if class_turns and any(r.outcome == "failed" and R.shared_fault(r) and r.name not in considered
+                               for r in graded):
+            graded = judge_shared_faults_alone(ws, graded, run, gpu, locks, turns, considered=considered)
+        return any(r.outcome == "failed" and (not R.shared_fault(r) or not class_turns or r.name in considered)
                    for r in graded)
 
     def runs_in(is_alone, cases):
@@ -683,8 +686,9 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
         graded += beside["results"]
     elif several_gpus and class_turns and not failure_stands():
         graded += run("multi-gpu", multi_gpu_selection, every.visible, every.gpus, True, max(4, jobs) + 2, every.turns)
-    if class_turns and not rejudged_early:
-        graded = judge_shared_faults_alone(ws, graded, run, gpu, locks, turns, every if several_gpus else None)
+    if class_turns:
+        graded = judge_shared_faults_alone(ws, graded, run, gpu, locks, turns, every if several_gpus else None,
+                                           considered=considered)
     if several_gpus and not class_turns and not failure_stands():
         graded += run("multi-gpu", multi_gpu_selection, ",".join(every_gpu), every_gpu, False, 4)
     return graded, time.monotonic() - started - waited, waited, seconds
@@ -698,7 +702,7 @@ EveryGpu = collections.namedtuple("EveryGpu", "visible gpus turns is_multi")
 REJUDGE_AT_MOST = 4
 
 
-def judge_shared_faults_alone(ws, graded, run, gpu, locks, turns, every=None):
+def judge_shared_faults_alone(ws, graded, run, gpu, locks, turns, every=None, considered=None):
     """A test that failed in a way a neighbour could have caused (results.shared_fault: its time
     limit, a stop for holding a measurement up, out of memory, a failed launch) while other
     gradings shared the GPU is run once more, on its own, holding the GPU's lock exclusively: no
@@ -711,9 +715,15 @@ def judge_shared_faults_alone(ws, graded, run, gpu, locks, turns, every=None):
     their time limits. When none did, a neighbour caused them (a class beside an endless kernel,
     2026-11-26: an untouched starter's 29 quick failures became time limits), and the rest are
     judged alone too. With `every` (EveryGpu: a class on several GPUs), the tests that use every
-    GPU are judged again holding every GPU's lock exclusively."""
-    suspects = [r.name for r in graded if R.shared_fault(r)]
-    ws.rejudged = []
+    GPU are judged again holding every GPU's lock exclusively. With `considered` (a set, kept by
+    the caller across calls), only the suspects not in it are looked at, and they join it: a
+    grading that judges again after each phase judges each test again at most once, and
+    ws.rejudged gathers them all."""
+    suspects = [r.name for r in graded if R.shared_fault(r) and (considered is None or r.name not in considered)]
+    if considered is None:
+        ws.rejudged = []
+    else:
+        considered.update(suspects)
     if not suspects:
         return graded
     step = max(1, len(suspects) // REJUDGE_AT_MOST)
@@ -722,7 +732,7 @@ def judge_shared_faults_alone(ws, graded, run, gpu, locks, turns, every=None):
     rest = [name for name in suspects if name not in again]
     if rest and len(again) == len(sample) and not any(R.shared_fault(r) for r in again.values()):
         again.update(_judge_alone(ws, rest, run, gpu, locks, turns, every))
-    ws.rejudged = sorted(again)
+    ws.rejudged = sorted(set(ws.rejudged) | set(again))
     return [again.get(r.name, r) for r in graded]
 
 
