@@ -936,6 +936,16 @@ class Totals(unittest.TestCase):
             (out / "ref-1" / "results.json").write_text(json.dumps({"tests": right(peer="passed")}))
             most, _ = grade_class.class_maxima(out, list(students))
             self.assertEqual(most["required_max"]["11-deploy-multi-gpu"], 2)
+            # A stretch test of a grading from before the split (max_score 0) is worth the bonus of
+            # the points the class was graded with (class.json), not the course's default.
+            (out / "ref-1" / "results.json").write_text(json.dumps({"tests": [
+                {"name": "06-transpose.TransposeStretch.Bulk", "status": "failed", "score": 0, "max_score": 0,
+                 "tags": ["stretch"]}]}))
+            for student in ("ref-2", "ref-3", "crash-1", "crash-2"):
+                (out / student / "timing.json").unlink()
+            (out / "class.json").write_text(json.dumps({"students": list(students), "stretch_bonus": 7}))
+            most, _ = grade_class.class_maxima(out, list(students))
+            self.assertEqual(most["stretch_max"], {"06-transpose": 7})
 
 
 class Submissions(unittest.TestCase):
