@@ -8,6 +8,9 @@
 ///   every call, never larger than the device allows; the window is set on the given stream only,
 ///   no other and no default stream (PersistingWindowTechnique.SetOnTheStreamAndClearedAfterwards,
 ///   RepeatedWindowTechnique.EveryCallSetsItsOwnCarveOut).
+/// - The carve-out set is the plan's, never larger: compared with what the driver keeps when
+///   the plan's own carve-out is set, since it may round the limit
+///   (PersistingCarveOutTechnique.NoLargerThanThePlan).
 /// - After `clear_persisting_window` the stream has no window and the carve-out is 0 again:
 ///   later work must not inherit a shrunken L2
 ///   (PersistingWindowTechnique.SetOnTheStreamAndClearedAfterwards), and the lines that
