@@ -32,8 +32,10 @@ void heavy_kernel(const float* device_in, float* device_out, size_t n, int itera
 /// pinned. Each device gets its own stream, memory and copies, and all devices work at the
 /// same time. Returns when host_out is complete (the tests read it the moment the call
 /// returns, MultiGpu.MatchesCpuOnOneDevice), with every allocation and stream released
-/// (ComputeOnDevicesCalls.ReleasesItsMemoryBeforeReturning) and the caller's current device
-/// restored. Returns the first CUDA error, or cudaSuccess. n < 2^31 (larger would take 8 GiB of
+/// (ComputeOnDevicesCalls.ReleasesItsMemoryBeforeReturning), whatever allocated it and whether
+/// the call succeeded or failed: cudaMalloc's memory too, measured as the device's free memory
+/// (ComputeOnDevicesDeviceWide.SuccessfulCallsLeakNoDeviceMemory), and the caller's current
+/// device restored. Returns the first CUDA error, or cudaSuccess. n < 2^31 (larger would take 8 GiB of
 /// pinned memory per buffer to test).
 /// n = 0 or device_count <= 0: cudaSuccess at once, nothing read or written (`devices` may then
 /// be null) (ComputeOnDevicesCalls.NothingToDo). n may be below device_count (empty parts do nothing),
