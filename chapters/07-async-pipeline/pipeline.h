@@ -32,7 +32,10 @@
 ///   Other offsets are outside the contract.
 /// - Only in[0, n) is read (and the rest of the 16-byte granule of in[n - 1]): `in` may end where
 ///   mapped memory ends, so a partial last tile is never copied whole
-///   (MirrorTilesPipelinedCalls.ReadsOnlyInsideIn, MirrorTilesBulkStretchCalls.ReadsOnlyInsideIn).
+///   (MirrorTilesPipelinedCalls.ReadsOnlyInsideIn, MirrorTilesBulkStretchCalls.ReadsOnlyInsideIn),
+///   and `in` may start where mapped memory starts, so nothing before in[0] is read either, not
+///   even a value that is never used (MirrorTilesPipelinedCalls.ReadsNothingBeforeIn,
+///   MirrorTilesBulkStretchCalls.ReadsNothingBeforeIn).
 /// - `in` and `out` must not overlap (the kernels take them __restrict__).
 /// - Calls are independent: a call with other n and other data right after another gives its
 ///   own result, nothing is kept from one call to the next

@@ -163,17 +163,20 @@ Function* driver_function(const char* symbol) {
   CUDA_CHECK(cudaGetDriverEntryPointByVersion(symbol, &function, 12000, cudaEnableDefault, &found));
   if (found != cudaDriverEntryPointSuccess || function == nullptr)
     throw std::runtime_error(std::string("the CUDA driver has no ") + symbol +
-                             " (the test could not set up memory that ends at an unmapped page)");
+                             " (the test could not set up memory beside an unmapped page)");
   return reinterpret_cast<Function*>(function);
 }
 
-// Device memory (CUDA's virtual memory management) whose data ends where a mapped range ends:
-// the next granule of addresses is reserved but not mapped, so a read past the end faults
-// instead of finding a neighbour's bytes or a guard zone. The data starts on a 16-byte
-// boundary, so it ends within 12 bytes of the unmapped addresses.
-class EndsWhereMemoryEnds {
+// Device memory (CUDA's virtual memory management) whose data ends where a mapped range ends
+// (Edge::kEnd: the next granule of addresses is reserved but not mapped, so a read past the end
+// faults instead of finding a neighbour's bytes or a guard zone; the data starts on a 16-byte
+// boundary, so it ends within 12 bytes of the unmapped addresses), or starts where one starts
+// (Edge::kStart: the granule of addresses before it is reserved but not mapped, so a read before
+// the start faults).
+class BesideUnmappedMemory {
  public:
-  explicit EndsWhereMemoryEnds(size_t bytes) {
+  enum class Edge { kStart, kEnd };
+  BesideUnmappedMemory(size_t bytes, Edge edge) {
     int device = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaFree(nullptr));  // the runtime's primary context is current
@@ -192,20 +195,22 @@ class EndsWhereMemoryEnds {
     check(driver_function<decltype(cuMemAddressReserve)>("cuMemAddressReserve")(&base_, mapped_ + granularity_, 0, 0, 0),
           "cuMemAddressReserve");
     reserved_ = true;
+    // The unmapped granule: after the mapped range (kEnd), or before it (kStart).
+    map_at_ = edge == Edge::kEnd ? base_ : base_ + granularity_;
     check(driver_function<decltype(cuMemCreate)>("cuMemCreate")(&handle_, mapped_, &prop, 0), "cuMemCreate");
     created_ = true;
-    check(driver_function<decltype(cuMemMap)>("cuMemMap")(base_, mapped_, 0, handle_, 0), "cuMemMap");
+    check(driver_function<decltype(cuMemMap)>("cuMemMap")(map_at_, mapped_, 0, handle_, 0), "cuMemMap");
     mapped_done_ = true;
     CUmemAccessDesc access = {};
     access.location = prop.location;
     access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    check(driver_function<decltype(cuMemSetAccess)>("cuMemSetAccess")(base_, mapped_, &access, 1), "cuMemSetAccess");
-    data_ = reinterpret_cast<float*>(base_ + mapped_ - padded);
+    check(driver_function<decltype(cuMemSetAccess)>("cuMemSetAccess")(map_at_, mapped_, &access, 1), "cuMemSetAccess");
+    data_ = reinterpret_cast<float*>(edge == Edge::kEnd ? map_at_ + mapped_ - padded : map_at_);
   }
-  EndsWhereMemoryEnds(const EndsWhereMemoryEnds&) = delete;
-  EndsWhereMemoryEnds& operator=(const EndsWhereMemoryEnds&) = delete;
-  ~EndsWhereMemoryEnds() {  // errors ignored: after a fault the context is gone anyway
-    if (mapped_done_) (void)unmap_(base_, mapped_);
+  BesideUnmappedMemory(const BesideUnmappedMemory&) = delete;
+  BesideUnmappedMemory& operator=(const BesideUnmappedMemory&) = delete;
+  ~BesideUnmappedMemory() {  // errors ignored: after a fault the context is gone anyway
+    if (mapped_done_) (void)unmap_(map_at_, mapped_);
     if (created_) (void)release_(handle_);
     if (reserved_) (void)address_free_(base_, mapped_ + granularity_);
   }
@@ -215,10 +220,10 @@ class EndsWhereMemoryEnds {
   static void check(CUresult result, const char* what) {
     if (result != CUDA_SUCCESS)
       throw std::runtime_error(std::string(what) + " failed with CUresult " + std::to_string(static_cast<int>(result)) +
-                               " (the test could not set up memory that ends at an unmapped page)");
+                               " (the test could not set up memory beside an unmapped page)");
   }
   size_t granularity_ = 0, mapped_ = 0;
-  CUdeviceptr base_ = 0;
+  CUdeviceptr base_ = 0, map_at_ = 0;
   CUmemGenericAllocationHandle handle_ = 0;
   bool reserved_ = false, created_ = false, mapped_done_ = false;
   decltype(cuMemUnmap)* unmap_ = nullptr;
@@ -235,7 +240,7 @@ class EndsWhereMemoryEnds {
 void expect_reads_only_inside_in(Launcher launch, const char* name) {
   constexpr size_t n = 5121;
   const auto input = course::random_floats(n, course::test_seed() + 13);
-  EndsWhereMemoryEnds in(n * sizeof(float));
+  BesideUnmappedMemory in(n * sizeof(float), BesideUnmappedMemory::Edge::kEnd);
   CUDA_CHECK(cudaMemcpy(in.data(), input.data(), n * sizeof(float), cudaMemcpyHostToDevice));
   course::DeviceBuffer<float> out(n, "out");
   out.poison();
@@ -247,6 +252,34 @@ void expect_reads_only_inside_in(Launcher launch, const char* name) {
   CUDA_CHECK_LAUNCH(what.c_str());
   EXPECT_TRUE(course::all_close(mirror_tiles_cpu(input), out.download(), {0, 0}))
       << name << " with n = " << n << " and `in` ending where mapped memory ends: differs from the CPU result.";
+}
+
+// Nothing before in[0] is read: `in` starts where mapped memory starts (the granule of addresses
+// before it is reserved but not mapped), for n = 3 (under a float4), 1000 (a lone partial tile of
+// whole float4s) and 5121 (whole tiles and a partial last tile of one element). Kills a kernel
+// that reads before the first tile's start even where the value never reaches out, e.g. one that
+// copies a partial last tile as the whole tile-sized window ending at in[n - 1] (before in when
+// the array is shorter than a tile), or prefetches a tile "before" the first one: the read faults.
+// (Elsewhere `in` lies inside a DeviceBuffer, after a guard zone of readable memory.) `todo`: the
+// starter's TODOs that write the copies.
+void expect_reads_nothing_before_in(Launcher launch, const char* name, const char* todo) {
+  for (const size_t n : {size_t{3}, size_t{1000}, size_t{5121}}) {
+    const auto input = course::random_floats(n, course::test_seed() + 17 + n);
+    BesideUnmappedMemory in(n * sizeof(float), BesideUnmappedMemory::Edge::kStart);
+    CUDA_CHECK(cudaMemcpy(in.data(), input.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+    course::DeviceBuffer<float> out(n, "out");
+    out.poison();
+    course::Stream stream;
+    launch(in.data(), out.data(), n, stream);
+    const std::string what = std::string(name) + " with n = " + std::to_string(n) +
+                             " and `in` starting where mapped memory starts (a fault here is a read before in[0]: "
+                             "only in[0, n) may be read; no tile, copy window or prefetch may start before in, " +
+                             todo + ")";
+    CUDA_CHECK_LAUNCH(what.c_str());
+    EXPECT_TRUE(course::all_close(mirror_tiles_cpu(input), out.download(), {0, 0}))
+        << name << " with n = " << n << " and `in` starting where mapped memory starts: differs from the CPU result.";
+    if (::testing::Test::HasFailure()) return;
+  }
 }
 
 // More than 2^32 floats (16 GiB each way): n = 2^32 + 2^20 + 3, so tile and element indices pass
@@ -328,6 +361,12 @@ TEST(MirrorTilesPipelinedCalls, ReadsOnlyInsideIn) {
   expect_reads_only_inside_in(mirror_tiles_pipelined, "mirror_tiles_pipelined");
 }
 
+TEST(MirrorTilesPipelinedCalls, ReadsNothingBeforeIn) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  expect_reads_nothing_before_in(mirror_tiles_pipelined, "mirror_tiles_pipelined", "TODO(3), TODO(4)");
+}
+
 // DeviceWide: 34 GB of device memory, so it runs alone (RUN_SERIAL).
 TEST(MirrorTilesPipelinedDeviceWide, MoreThan2To32Floats) {
   COURSE_REQUIRE_GPU();
@@ -362,6 +401,13 @@ TEST(MirrorTilesBulkStretchCalls, ReadsOnlyInsideIn) {
   SKIP_WITHOUT_BULK_COPIES();
   SCOPED_TRACE(course::seed_note());
   expect_reads_only_inside_in(mirror_tiles_bulk, "mirror_tiles_bulk");
+}
+
+TEST(MirrorTilesBulkStretchCalls, ReadsNothingBeforeIn) {
+  COURSE_REQUIRE_GPU();
+  SKIP_WITHOUT_BULK_COPIES();
+  SCOPED_TRACE(course::seed_note());
+  expect_reads_nothing_before_in(mirror_tiles_bulk, "mirror_tiles_bulk", "TODO(2), TODO(3)");
 }
 
 TEST(MirrorTilesBulkStretchDeviceWide, MoreThan2To32Floats) {
