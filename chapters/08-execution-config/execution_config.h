@@ -111,5 +111,8 @@ void process_batches_with_malloc(const float* in, float* out, int batches, int b
 /// Exercise 3: the same results, each batch's scratch from cudaMallocAsync on `stream` and
 /// given back with cudaFreeAsync, so that nothing waits and freed memory is reused. batches = 0
 /// or batch_size = 0: nothing to do, nothing enqueued (ProcessBatchesAsyncCalls). batches *
-/// batch_size < 2^31 (more would take 8 GiB for each of in and out to test).
+/// batch_size < 2^31 (more would take 8 GiB for each of in and out to test), up to that limit
+/// without overflow: a batch of 2^31 - 1 floats, whose scratch passes 2^32 bytes, or 3 batches of
+/// 715827882 (ProcessBatchesAsyncDeviceWide.TheLargestWorkTheContractAllows; it skips, saying so,
+/// where less than 35 GB of device memory is free).
 void process_batches_async(const float* in, float* out, int batches, int batch_size, cudaStream_t stream);

@@ -540,6 +540,74 @@ TEST(ProcessBatchesAsyncCalls, EmptyThenOtherShapes) {
   }
 }
 
+// The largest work the contract allows (batches * batch_size < 2^31; DeviceWide: it runs alone),
+// in one pair of buffers of 2^31 - 1 floats (8.6 GB in, 8.6 GB out) used twice: one batch of
+// 2^31 - 1 floats (8.6 GB of scratch: its size in bytes passes 2^32), then 3 batches of
+// 715827882 floats (2.9 GB of scratch each, past 2^31 bytes; the last batch starts 5.7 GB into
+// in and out). A size in bytes or an offset computed in a 32-bit int or unsigned wraps there
+// (the scratch comes out too small, or cudaMallocAsync fails and nothing is computed, or a batch
+// lands on another's elements). `in` is filled on the GPU from the judge's generator; out is
+// checked at both ends of every batch and at 1024 random places, and its element past the 3
+// batches must keep its poison.
+void expect_batches_right_at(const course::DeviceBuffer<float>& in, course::DeviceBuffer<float>& out, int batches,
+                             int batch_size, std::uint64_t seed, cudaStream_t stream) {
+  const std::size_t used = static_cast<std::size_t>(batches) * batch_size;
+  // Said by every failure, a failed cudaMallocAsync's or a fault's (CUDA_CHECK_LAUNCH) too.
+  const std::string what = "process_batches_async with " + std::to_string(batches) + " batch(es) of " +
+                           std::to_string(batch_size) + " floats (" + std::to_string(used) +
+                           " in all, under the contract's limit of 2^31: compute sizes in bytes and offsets in "
+                           "std::size_t, sizeof(float) * batch_size and b * batch_size, not in a 32-bit int or "
+                           "unsigned, which wrap past 2^31 or 2^32; TODO(6))";
+  out.poison();
+  process_batches_async(in.data(), out.data(), batches, batch_size, stream);
+  CUDA_CHECK_LAUNCH(what.c_str());
+  course::FreshElements fresh(seed + 1);
+  std::vector<std::size_t> places = fresh.distinct_places(used, 1024);
+  for (int b = 0; b < batches; ++b) {
+    const std::size_t first = static_cast<std::size_t>(b) * batch_size;
+    for (std::size_t i = 0; i < 64; ++i) places.push_back(first + i);
+    for (std::size_t i = batch_size - 64; i < static_cast<std::size_t>(batch_size); ++i) places.push_back(first + i);
+  }
+  places = course::merged_places(places, {});
+  EXPECT_TRUE(course::check_at(out.data(), places,
+                               [&](std::size_t i) {
+                                 const float x = course::random_float_at(seed, i);
+                                 return std::sqrt(double{x} * x + 1.0);
+                               },
+                               kBatchTolerance, "out"))
+      << what << " differs from the CPU result";
+  if (used < out.size()) {
+    float past = 0.0f;
+    CUDA_CHECK(cudaMemcpy(&past, out.data() + used, sizeof(float), cudaMemcpyDeviceToHost));
+    EXPECT_TRUE(course::is_poison(past)) << what << ": wrote out[" << used << "], past batches * batch_size";
+  }
+}
+
+TEST(ProcessBatchesAsyncDeviceWide, TheLargestWorkTheContractAllows) {
+  COURSE_REQUIRE_GPU();
+  SCOPED_TRACE(course::seed_note());
+  if (!course::settings().sanitizer.empty())
+    GTEST_SKIP() << "2^31 floats in batches are too many to check under compute-sanitizer (COURSE_SANITIZER)";
+  const std::size_t count = static_cast<std::size_t>(std::numeric_limits<int>::max());
+  // in and out, the largest batch's scratch (a pool may keep it), the 3 batches' scratch if the
+  // pool does not reuse it, and room to spare.
+  const std::size_t need = 4 * count * sizeof(float) + (std::size_t{1} << 30);
+  std::size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  if (free_bytes < need)
+    GTEST_SKIP() << "this test needs " << need / 1e9 << " GB of free device memory (in and out of 2^31 - 1 floats, "
+                 << "and their scratch), " << free_bytes / 1e9 << " GB are free on " << course::device_line();
+  const std::uint64_t seed = course::test_seed() + 61;
+  course::DeviceBuffer<float> in(count, "in");
+  course::DeviceBuffer<float> out(count, "out");
+  course::Stream stream;
+  course::fill_random_floats(in.data(), count, seed, -1.0f, 1.0f, stream);
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  expect_batches_right_at(in, out, 1, std::numeric_limits<int>::max(), seed, stream);
+  if (HasFailure()) return;
+  expect_batches_right_at(in, out, 3, 715827882, seed, stream);
+}
+
 std::size_t pool_attribute(cudaMemPool_t pool, cudaMemPoolAttr which) {
   std::uint64_t value = 0;
   CUDA_CHECK(cudaMemPoolGetAttribute(pool, which, &value));
