@@ -323,10 +323,10 @@ TEST(UploadPerf, AtLeast0_8OfPinnedPeak) {
                                       : ::testing::AssertionFailure() << "the destination does not hold the new bytes");
   // Unless COURSE_DIAGNOSE=0, one more call, untimed and recorded: what its timeline says
   // (tests/02-transfers/diagnosis.txt) goes with the verdict, never into it.
-  perf.diagnosis = course::diagnose_call(COURSE_DIAGNOSIS_RULES_TEXT, "upload", [&] {
+  course::diagnose_perf(perf, COURSE_DIAGNOSIS_RULES_TEXT, "upload", [&] {
                      upload(source, destination.data(), bytes, stream);
                      CUDA_CHECK(cudaStreamSynchronize(stream));
-                   }).sentences;
+                   });
   EXPECT_TRUE(course::meets_ratio(perf));
 }
 
@@ -752,10 +752,10 @@ TEST(ProcessStagedPerf, AtMost0_8xSequentialTime) {
                                              std::vector<float>(host_out.data(), host_out.data() + n), {0, 0}));
   // Unless COURSE_DIAGNOSE=0, one more call, untimed and recorded: how its copies and kernels
   // overlapped (tests/02-transfers/diagnosis.txt) goes with the verdict, never into it.
-  perf.diagnosis = course::diagnose_call(COURSE_DIAGNOSIS_RULES_TEXT, "process_staged", [&] {
+  course::diagnose_perf(perf, COURSE_DIAGNOSIS_RULES_TEXT, "process_staged", [&] {
                      staged();
                      CUDA_CHECK(cudaDeviceSynchronize());
-                   }).sentences;
+                   });
   EXPECT_TRUE(course::meets_ratio(perf));
 }
 

@@ -346,14 +346,13 @@ TEST(ScaleFromHostPerf, AtLeast0_7OfPinnedCopyPeak) {
   perf.verify_timed_output(course::all_close(scale_on_cpu(fresh), run.out.download(), {0, 0}));
   // Unless COURSE_DIAGNOSE=0, one more call, untimed, under the hardware counters: what they say
   // (tests/03-zero-copy/diagnosis.txt) goes with the verdict, never into it.
-  perf.diagnosis = course::diagnose_call(
+  course::diagnose_perf(perf,
                        COURSE_DIAGNOSIS_RULES_TEXT, "scale_from_host",
                        [&] {
                          scale_from_host(run.mapped.device(), run.out.data(), run.n, run.stream);
                          CUDA_CHECK(cudaStreamSynchronize(run.stream));
                        },
-                       {{"minimum_bytes", static_cast<double>(run.n * sizeof(float))}})
-                       .sentences;
+                       {{"minimum_bytes", static_cast<double>(run.n * sizeof(float))}});
   EXPECT_TRUE(course::meets_ratio(perf));
 }
 

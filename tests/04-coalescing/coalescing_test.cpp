@@ -508,14 +508,13 @@ TEST(AdvanceSoAPerf, NearTheCopyPeak) {
   perf.hint = "one thread per particle, and each array indexed by the thread's global index: a warp then reads "
               "and writes 128 consecutive bytes of each array (TODO(1)).";
   // Unless COURSE_DIAGNOSE=0, one more call (one more step), untimed, under the hardware counters (diagnosis.txt).
-  perf.diagnosis = course::diagnose_call(
+  course::diagnose_perf(perf,
                        COURSE_DIAGNOSIS_RULES_TEXT, "advance_soa",
                        [&] {
                          advance_soa(device.view(), kDt, stream);
                          CUDA_CHECK(cudaStreamSynchronize(stream));
                        },
-                       {{"minimum_bytes", bytes}})
-                       .sentences;
+                       {{"minimum_bytes", bytes}});
   EXPECT_TRUE(course::meets_ratio(perf));
 }
 
@@ -574,14 +573,13 @@ TEST(RowSumsCoalescedPerf, NearTheCopyPeak) {
   perf.ceiling = course::bandwidth_ceiling_gbps(&perf.ceiling_name);
   perf.verify_timed_output(course::all_close(row_sums_on_cpu(fresh, rows, cols), sums.download(), row_tolerance(cols)));
   // Unless COURSE_DIAGNOSE=0, one more call, untimed, under the hardware counters (diagnosis.txt).
-  perf.diagnosis = course::diagnose_call(
+  course::diagnose_perf(perf,
                        COURSE_DIAGNOSIS_RULES_TEXT, "row_sums_coalesced",
                        [&] {
                          row_sums_coalesced(in.data(), sums.data(), rows, cols, stream);
                          CUDA_CHECK(cudaStreamSynchronize(stream));
                        },
-                       {{"minimum_bytes", bytes + 4.0 * rows}})
-                       .sentences;
+                       {{"minimum_bytes", bytes + 4.0 * rows}});
   perf.hint = "a warp per row with lanes reading consecutive elements; several independent partial sums per lane "
               "(unrolling) keep more loads in flight (TODO(3)).";
   EXPECT_TRUE(course::meets_ratio(perf));

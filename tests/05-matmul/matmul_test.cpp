@@ -719,13 +719,12 @@ TEST(MatmulTiledPerf, AtLeast1_3xNaiveAt4096) {
   set_fp32_ceiling(perf);
   perf.verify_timed_output(same_result(g.C, g.C_reference, n, n, n));
   // Unless COURSE_DIAGNOSE=0, one more call, untimed, under the hardware counters (diagnosis.txt).
-  perf.diagnosis = course::diagnose_call(
+  course::diagnose_perf(perf,
                        COURSE_DIAGNOSIS_RULES_TEXT, "matmul_tiled",
                        [&] {
                          matmul_tiled(g.A.data(), g.B.data(), g.C.data(), n, n, n, g.stream);
                          CUDA_CHECK(cudaStreamSynchronize(g.stream));
-                       })
-                       .sentences;
+                       });
   perf.hint =
       "each element of A and B should be read from global memory once per tile and then used "
       "kMatmulTile times from shared memory. Check that the k loop inside a tile reads only "
@@ -818,12 +817,11 @@ void check_aat_speedup(double required_ratio, const char* what) {
   set_fp32_ceiling(perf);
   perf.verify_timed_output(same_result(C, C_reference, M, M, K));
   // Unless COURSE_DIAGNOSE=0, one more call, untimed, under the hardware counters (diagnosis.txt).
-  perf.diagnosis = course::diagnose_call(COURSE_DIAGNOSIS_RULES_TEXT, "aat_tiled",
+  course::diagnose_perf(perf, COURSE_DIAGNOSIS_RULES_TEXT, "aat_tiled",
                                          [&] {
                                            aat_tiled(A.data(), C.data(), M, K, stream);
                                            CUDA_CHECK(cudaStreamSynchronize(stream));
-                                         })
-                       .sentences;
+                                         });
   EXPECT_TRUE(course::meets_ratio(perf));
 }
 
@@ -883,13 +881,12 @@ TEST(MatmulRegisterTiledStretchPerf, AtLeast0_4xCublasAt4096) {
       "of B's tile into registers once per k, and do their outer product. Check the compiler's "
       "report (-Xptxas -v) for spills: the accumulators must stay in registers.";
   // Unless COURSE_DIAGNOSE=0, one more call, untimed, under the hardware counters (diagnosis.txt).
-  perf.diagnosis = course::diagnose_call(
+  course::diagnose_perf(perf,
                        COURSE_DIAGNOSIS_RULES_TEXT, "matmul_register_tiled",
                        [&] {
                          matmul_register_tiled(g.A.data(), g.B.data(), g.C.data(), n, n, n, g.stream);
                          CUDA_CHECK(cudaStreamSynchronize(g.stream));
-                       })
-                       .sentences;
+                       });
   EXPECT_TRUE(course::meets_ratio(perf));
 }
 

@@ -326,14 +326,13 @@ TEST(TransposeTiledPerf, ReachesThreeQuartersOfCopyPeakAt8192) {
                                              {count / n, static_cast<size_t>(n)}));
   // Unless COURSE_DIAGNOSE=0, one more call, untimed, under the hardware counters: what they say
   // of it (tests/06-transpose/diagnosis.txt) goes with the verdict, never into it.
-  perf.diagnosis = course::diagnose_call(
+  course::diagnose_perf(perf,
                        COURSE_DIAGNOSIS_RULES_TEXT, "transpose_tiled",
                        [&] {
                          transpose_tiled(in.data(), out.data(), n, n, stream);
                          CUDA_CHECK(cudaStreamSynchronize(stream));
                        },
-                       {{"minimum_bytes", 2 * bytes}})
-                       .sentences;
+                       {{"minimum_bytes", 2 * bytes}});
   perf.hint =
       "a tiled transpose near half the copy peak usually has shared-memory bank conflicts: "
       "with a [32][32] tile, the 32 threads of a warp reading one column of the tile all hit "

@@ -668,14 +668,13 @@ TEST_F(MirrorTilesPipelinedPerf, AtLeast0_70OfCopyPeak) {
                          "the device-to-device copy peak", kPipelinedOverCopyPeak, kPipelineHint, mine.timing};
   complete(perf, mine);
   // Unless COURSE_DIAGNOSE=0, one more call, untimed, under the hardware counters (diagnosis.txt).
-  perf.diagnosis = course::diagnose_call(
+  course::diagnose_perf(perf,
                        COURSE_DIAGNOSIS_RULES_TEXT, "mirror_tiles_pipelined",
                        [&] {
                          mirror_tiles_pipelined(in_.data(), out_.data(), kPerfFloats, *stream_);
                          CUDA_CHECK(cudaStreamSynchronize(*stream_));
                        },
-                       {{"minimum_bytes", 2.0 * kPerfFloats * sizeof(float)}})
-                       .sentences;
+                       {{"minimum_bytes", 2.0 * kPerfFloats * sizeof(float)}});
   EXPECT_TRUE(course::meets_ratio(perf));
 }
 
@@ -718,14 +717,13 @@ TEST_F(MirrorTilesBulkStretchPerf, AtLeast0_80OfCopyPeak) {
                          mine.timing};
   complete(perf, mine);
   // Unless COURSE_DIAGNOSE=0, one more call, untimed, under the hardware counters (diagnosis.txt).
-  perf.diagnosis = course::diagnose_call(
+  course::diagnose_perf(perf,
                        COURSE_DIAGNOSIS_RULES_TEXT, "mirror_tiles_bulk",
                        [&] {
                          mirror_tiles_bulk(in_.data(), out_.data(), kPerfFloats, *stream_);
                          CUDA_CHECK(cudaStreamSynchronize(*stream_));
                        },
-                       {{"minimum_bytes", 2.0 * kPerfFloats * sizeof(float)}})
-                       .sentences;
+                       {{"minimum_bytes", 2.0 * kPerfFloats * sizeof(float)}});
   EXPECT_TRUE(course::meets_ratio(perf));
 }
 

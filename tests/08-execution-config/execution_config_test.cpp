@@ -200,13 +200,12 @@ TEST(ChaseLaunchPerf, WithinTenPercentOfTheBestSweep) {
   std::vector<double> expected = chased_on_cpu(next, starts, steps);
   perf.verify_timed_output(course::all_close(expected, as_floats(ends.download()), {0, 0}));
   // Unless COURSE_DIAGNOSE=0, one more call, untimed, under the hardware counters (diagnosis.txt).
-  perf.diagnosis = course::diagnose_call(
+  course::diagnose_perf(perf,
                        COURSE_DIAGNOSIS_RULES_TEXT, "chase",
                        [&] {
                          chase(d_next.data(), ends.data(), starts, steps, chosen, stream);
                          CUDA_CHECK(cudaStreamSynchronize(stream));
-                       })
-                       .sentences;
+                       });
   perf.hint = "blocks that are too small leave an SM mostly empty, since kChaseSharedBytes per block limits how "
               "many fit; let cudaOccupancyMaxPotentialBlockSize choose (TODO(1)), and fill every SM (TODO(2)).";
   EXPECT_TRUE(course::meets_ratio(perf));

@@ -350,9 +350,13 @@ class GradeClassChapters(unittest.TestCase):
         self.assertEqual(options[options.index("--chapters") + 1], "08-execution-config")
         options = self.grade_class.grading_options(args, "bob")
         self.assertEqual(options[options.index("--chapters") + 1], "02-transfers,08-execution-config")
-        self.assertNotIn("--no-diagnosis", options)
+        # A class diagnoses only the perf tests that fail, unless told otherwise (--diagnosis, --no-diagnosis).
+        self.assertEqual(options[options.index("--diagnosis") + 1], "shortfalls")
+        args.diagnosis = "all"
+        self.assertNotIn("--diagnosis", self.grade_class.grading_options(args, "bob"))
         args.no_diagnosis = True  # (grade-class --no-diagnosis reaches every grading)
-        self.assertIn("--no-diagnosis", self.grade_class.grading_options(args, "bob"))
+        options = self.grade_class.grading_options(args, "bob")
+        self.assertEqual(options[options.index("--diagnosis") + 1], "none")
 
 
 if __name__ == "__main__":

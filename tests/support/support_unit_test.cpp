@@ -210,6 +210,7 @@ TEST(Settings, ComeFromTheCommandLineAndLeaveTheRestToGoogleTest) {
   EXPECT_EQ(parsed.gpu_lock, std::optional<std::string>("/tmp/a:b.lock"));
   EXPECT_FALSE(parsed.gpu_yield);
   EXPECT_TRUE(parsed.diagnose);
+  EXPECT_FALSE(parsed.diagnose_shortfalls_only);
   ASSERT_EQ(argc, 2);
   EXPECT_STREQ(argv[1], "--gtest_filter=A.B");
   EXPECT_EQ(argv[2], nullptr);
@@ -1177,6 +1178,53 @@ TEST(PerfCheck, AShortfallCarriesItsDiagnosis) {
       << short_of.message();
   check.measured = 90;
   EXPECT_TRUE(course::evaluate_ratio(check, 1.0));
+}
+
+// --course_diagnose=shortfall (a class): only a perf check that fails is profiled; =1 every one;
+// without the flag none, and diagnose_perf does not make the call.
+TEST(Diagnosis, AShortfallOnlyIsDiagnosedWhenSoAsked) {
+  char program[] = "tests", shortfall[] = "--course_diagnose=shortfall", off[] = "--course_diagnose=0";
+  char* with_shortfall[] = {program, shortfall, nullptr};
+  int argc = 2;
+  const course::Settings shortfalls = course::parse_settings_from(&argc, with_shortfall);
+  EXPECT_TRUE(shortfalls.diagnose);
+  EXPECT_TRUE(shortfalls.diagnose_shortfalls_only);
+  char* with_off[] = {program, off, nullptr};
+  argc = 2;
+  const course::Settings none = course::parse_settings_from(&argc, with_off);
+  course::Settings all;
+  all.diagnose = true;
+
+  course::PerfCheck check;
+  check.what = "transpose";
+  check.measured = 90;
+  check.unit = "GB/s";
+  check.baseline = 100;
+  check.required_ratio = 0.75;
+  check.verify_timed_output(::testing::AssertionSuccess());
+  EXPECT_FALSE(course::wants_diagnosis(check, shortfalls));  // passes: not profiled
+  EXPECT_TRUE(course::wants_diagnosis(check, all));
+  EXPECT_FALSE(course::wants_diagnosis(check, none));
+  check.measured = 50;  // short of 0.75
+  EXPECT_TRUE(course::wants_diagnosis(check, shortfalls));
+  EXPECT_FALSE(course::wants_diagnosis(check, none));
+  // A scaled requirement counts: 0.9 x 0.75 of 100 is 67.5, which 70 reaches.
+  check.measured = 70;
+  course::Settings scaled = shortfalls;
+  scaled.perf_scale = 0.9;
+  EXPECT_TRUE(course::wants_diagnosis(check, shortfalls));
+  EXPECT_FALSE(course::wants_diagnosis(check, scaled));
+  // A timed output that was wrong is a failure too: profiled.
+  check.measured = 90;
+  check.verify_timed_output(::testing::AssertionFailure() << "wrong at 3");
+  EXPECT_TRUE(course::wants_diagnosis(check, shortfalls));
+
+  // This program runs without the flag: diagnose_perf leaves the check alone and makes no call.
+  int calls = 0;
+  course::diagnose_perf(check, "exercise transpose_tiled\nmetric dram__bytes_read.sum\n", "transpose_tiled",
+                        [&] { ++calls; });
+  EXPECT_TRUE(check.diagnosis.empty());
+  EXPECT_EQ(calls, 0);
 }
 
 // Without --course_diagnose=1 nothing is profiled, and the call is not made.

@@ -7,8 +7,9 @@
 A submission's page shows per chapter its points (required, stretch bonus and total against their
 maxima, as report.md), its perf tests, each as one bar on one linear scale from 0 (the student's
 rate, the required rate = the required ratio x the baseline, the baseline, and the hardware limit
-where the perf line names one) with its diagnosis when the test gave one (on by default; COURSE_DIAGNOSE=0 turns it off),
-and its failed tests with what they say. Every text that comes
+where the perf line names one) with its diagnosis when the test gave one (on by default;
+COURSE_DIAGNOSE=0 turns it off, =shortfall keeps it for failures), and its failed tests with
+what they say. Every text that comes
 from a test's output (student code prints into it) is escaped: the page holds no HTML from it.
 """
 import html

@@ -321,4 +321,16 @@ CallDiagnosis diagnose_call(const std::string& rules, const std::string& exercis
   return result;
 }
 
+bool wants_diagnosis(const PerfCheck& perf, const Settings& given) {
+  if (!given.diagnose) return false;
+  return !given.diagnose_shortfalls_only || !evaluate_ratio(perf, given.perf_scale);
+}
+
+bool wants_diagnosis(const PerfCheck& perf) { return wants_diagnosis(perf, settings()); }
+
+void diagnose_perf(PerfCheck& perf, const std::string& rules, const std::string& exercise,
+                   const std::function<void()>& work, const std::map<std::string, double>& inputs) {
+  if (wants_diagnosis(perf)) perf.diagnosis = diagnose_call(rules, exercise, work, inputs).sentences;
+}
+
 }  // namespace course

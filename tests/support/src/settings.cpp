@@ -57,9 +57,11 @@ Settings parse_settings_from(int* argc, char** argv) {
         throw std::invalid_argument("--course_profile takes 0 or 1, got '" + std::string(profile) + "'");
       parsed.profile = std::strcmp(profile, "1") == 0;
     } else if (const char* diagnose = value_of("--course_diagnose=")) {
-      if (std::strcmp(diagnose, "0") != 0 && std::strcmp(diagnose, "1") != 0)
-        throw std::invalid_argument("--course_diagnose takes 0 or 1, got '" + std::string(diagnose) + "'");
-      parsed.diagnose = std::strcmp(diagnose, "1") == 0;
+      const bool shortfall = std::strcmp(diagnose, "shortfall") == 0;
+      if (std::strcmp(diagnose, "0") != 0 && std::strcmp(diagnose, "1") != 0 && !shortfall)
+        throw std::invalid_argument("--course_diagnose takes 0, 1 or shortfall, got '" + std::string(diagnose) + "'");
+      parsed.diagnose = std::strcmp(diagnose, "0") != 0;
+      parsed.diagnose_shortfalls_only = shortfall;
     } else if (const char* turn = value_of("--course_gpu_lock=")) {
       if (*turn == '\0') throw std::invalid_argument("--course_gpu_lock takes the path of a lock file (or several, with commas)");
       parsed.gpu_lock = std::string(turn);

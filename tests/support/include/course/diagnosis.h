@@ -41,6 +41,8 @@
 
 #include "course/activity.h"
 #include "course/kernel_profile.h"
+#include "course/perf.h"
+#include "course/settings.h"
 
 namespace course {
 
@@ -110,5 +112,18 @@ struct CallDiagnosis {
 /// "no profile: <why>", so that the report says it too.
 CallDiagnosis diagnose_call(const std::string& rules, const std::string& exercise, const std::function<void()>& work,
                             const std::map<std::string, double>& inputs = {});
+
+/// Whether a perf test diagnoses `perf` (filled in up to its verdict: measured, baseline, ratio,
+/// timed output): with --course_diagnose=1 always, with --course_diagnose=shortfall only when
+/// evaluate_ratio fails it (a class, tools/grade-class: the profiled call of every perf test
+/// that passed cost a class of 13 on the H100 20 % of its throughput, 28.3 against 22.5 s per
+/// submission, 2026-11-27), never without the flag. The second form decides with `given`.
+bool wants_diagnosis(const PerfCheck& perf);
+bool wants_diagnosis(const PerfCheck& perf, const Settings& given);
+
+/// A perf test's diagnosis: perf.diagnosis = diagnose_call(rules, exercise, work, inputs).sentences
+/// when wants_diagnosis(perf), else nothing (and `work` does not run).
+void diagnose_perf(PerfCheck& perf, const std::string& rules, const std::string& exercise,
+                   const std::function<void()>& work, const std::map<std::string, double>& inputs = {});
 
 }  // namespace course

@@ -23,6 +23,9 @@ struct Settings {
   /// explains its figures (course/diagnosis.h, diagnose_call). Off in a program run without the
   /// flag; ctest gives it unless COURSE_DIAGNOSE=0 (cmake/CourseTestList.cmake)
   bool diagnose = false;
+  /// --course_diagnose=shortfall: as 1, but only a perf check that fails is profiled
+  /// (diagnose_perf; tools/grade-class's default, COURSE_DIAGNOSE=shortfall)
+  bool diagnose_shortfalls_only = false;
   /// --course_gpu_lock=PATH[,PATH...]: take turns on the GPU with this lock file (with several, one
   /// per GPU the program uses: course/gpu_turn.h)
   std::optional<std::string> gpu_lock;
