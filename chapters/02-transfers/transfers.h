@@ -71,7 +71,9 @@ void process_sequential(const float* host_in, float* host_out, float* device_in,
 /// nothing (ProcessStagedCalls.EmptyInputEnqueuesNothing). n is at most 2^31 - 1:
 /// larger inputs (8 GiB in each of four buffers) are not tested, too large for a class graded side
 /// by side.
-/// stream_count >= 1 and chunk_count >= 1; either may exceed the other. Each call stands alone
+/// stream_count >= 1 and chunk_count >= 1; either may exceed the other, and the chunk bounds
+/// hold for any of them (257 chunks of 2^24 + 3 floats, where c * n passes 2^32:
+/// Cases/ProcessStaged.MatchesCpu/N16777219Streams4Chunks257). Each call stands alone
 /// (ProcessStagedCalls.SecondCallWithOtherSizes). Enqueues only: the caller synchronises every
 /// stream (no cudaStreamSynchronize, cudaDeviceSynchronize or cudaEventSynchronize inside:
 /// ProcessStagedTechnique.OnlyEnqueues).

@@ -342,9 +342,11 @@ std::string staged_name(const ::testing::TestParamInfo<StagedCase>& info) {
          std::to_string(info.param.chunks);
 }
 // Sizes that do not divide evenly into chunks or streams, and more chunks than elements.
-// One chunk on several streams, and more streams than chunks.
+// One chunk on several streams, and more streams than chunks. Many chunks of a large input:
+// (2^24 + 3) x 256 passes 2^32, so chunk bounds computed as c * n in a 32-bit int or unsigned
+// wrap in the last chunk (64 MiB in each of the four buffers).
 const StagedCase kStagedCases[] = {{1, 1, 1},          {5, 4, 16},           {1000, 3, 7},  {1000003, 4, 16},
-                                   {(1 << 20) + 1, 2, 3}, {100003, 4, 1}, {1000, 8, 3}};
+                                   {(1 << 20) + 1, 2, 3}, {100003, 4, 1}, {1000, 8, 3},   {(1 << 24) + 3, 4, 257}};
 
 // Owns the streams the tests hand to process_staged.
 struct Streams {
