@@ -5,7 +5,7 @@
 # class has the untouched starter too, counted among its graded submissions. Prints
 # the seconds per submission of each, the scaling (throughput on G GPUs over G x the throughput on
 # one) and, from the one-GPU class, the time of 200 submissions. Logs, class files and each
-# grading's timing.json (NAME-timing.tgz) in LOGDIR.
+# grading's timing.json, and with CLASS_ARGS=--profile its profile.txt (NAME-timing.tgz), in LOGDIR.
 # Usage: tools/gpu-run-class-scaling.sh LOGDIR [N (default 12)] [N_ALL (default N x G)]
 #   N = 0 skips the one-GPU class, N_ALL = 0 the class on every GPU (e.g. to measure them in two
 #   calls of a device of limited time; the summary then gives each one's seconds alone).
@@ -100,7 +100,8 @@ grade() {  # grade NAME SUBMISSIONS GPUS
   cp "$work/$name-graded/class.csv" "$logs/$name-class.csv" 2>/dev/null
   cp "$work/$name-graded/class-timing.csv" "$logs/$name-class-timing.csv" 2>/dev/null
   # Each grading's timing.json (phases, waits), in one file: a device run returns few files.
-  (cd "$work/$name-graded" && tar czf "$logs/$name-timing.tgz" */timing.json 2>/dev/null)
+  # (with CLASS_ARGS=--profile, each grading's profile.txt too: where its test programs' time went)
+  (cd "$work/$name-graded" && tar czf "$logs/$name-timing.tgz" */timing.json $(ls */profile.txt 2>/dev/null) 2>/dev/null)
   # (make-class adds the starter to the references: count what was graded, not what was asked.)
   local graded=$(ls "$work/$name-graded"/*/results.json 2>/dev/null | wc -l)
   printf '%s: %d references and the starter, %d graded, on GPUs %s: %d s, %s s per graded submission; grade-class exit %d, check exit %d (%s)\n' \
