@@ -317,12 +317,9 @@ TEST(RunTasksCalls, EachCallWithItsOwnCountAndStreams) {
 
 // ... and the join: on the GPU, with events, never a wait on the host.
 ::testing::AssertionResult run_tasks_join_rules(const course::Activity& ran) {
-  for (const char* wait : {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize"})
-    if (!ran.calls_named(wait).empty())
-      return ::testing::AssertionFailure() << "run_tasks called " << wait << ": it waited on the host. Join the "
-                                           << "streams on the GPU: record an event on each and make streams[0] wait "
-                                           << "for it (TODO(4)).\n" << ran.calls_summary();
-  return ::testing::AssertionSuccess();
+  return course::waits_not_on_the_host(ran, "run_tasks",
+                                       "join the streams on the GPU: record an event on each and make streams[0] "
+                                       "wait for it (TODO(4)).");
 }
 
 TEST(RunTasksTechnique, SpreadsTheTasksOverTheStreams) {

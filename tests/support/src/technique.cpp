@@ -70,12 +70,16 @@ long long shared_load_bytes(const ExecutedInstructions& executed) {
   return ::testing::AssertionSuccess();
 }
 
-::testing::AssertionResult waits_not_on_the_host(const Activity& activity, const std::string& what) {
+::testing::AssertionResult waits_not_on_the_host(const Activity& activity, const std::string& what,
+                                                 const std::string& instead) {
   for (const auto& call : activity.calls)
     if (call.name == "cudaDeviceSynchronize" || call.name == "cudaStreamSynchronize" ||
         call.name == "cudaEventSynchronize" || call.name == "cudaThreadSynchronize")
-      return broken(what, "waited on the host (" + call.name + "): it should only enqueue its work and return; the "
-                    "caller synchronises when it needs the results, and meanwhile its host thread goes on.", activity);
+      return broken(what, "waited on the host (" + call.name + "): " +
+                              (instead.empty() ? "it should only enqueue its work and return; the caller synchronises "
+                                                 "when it needs the results, and meanwhile its host thread goes on."
+                                               : instead),
+                    activity);
   return ::testing::AssertionSuccess();
 }
 

@@ -30,7 +30,9 @@ namespace course {
 /// No call that waits on the host for the GPU (cudaDeviceSynchronize, cudaStreamSynchronize,
 /// cudaEventSynchronize): a function that only enqueues leaves the waiting to its caller. Only
 /// for a recording of the function's own calls (nothing of the judge's in the recorded work).
-::testing::AssertionResult waits_not_on_the_host(const Activity& activity, const std::string& what);
+/// `instead`, when given, replaces the message's advice (what the exercise should do instead).
+::testing::AssertionResult waits_not_on_the_host(const Activity& activity, const std::string& what,
+                                                 const std::string& instead = "");
 
 /// Every kernel has at least `bytes` of shared memory (static + dynamic); `why` says what for.
 ::testing::AssertionResult kernels_use_shared_memory(const Activity& activity, const std::string& what, int bytes,
