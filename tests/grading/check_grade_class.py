@@ -204,6 +204,9 @@ def main():
         problems += judge(student, json.loads(results_file.read_text()), expected[student]["expect"], gpu)
         row = next((r for r in rows if r["student"] == student), {})
         for chapter, points in (expected[student].get("gpu_scores", {}) if gpu else {}).items():
+            if points == "max":  # every point of the chapter that this grading could score (timing.json)
+                timing = results_file.parent / "timing.json"
+                points = json.loads(timing.read_text()).get("chapter_max", {}).get(chapter) if timing.exists() else None
             if str(row.get(chapter)) != str(points):
                 problems.append(f"{student}: {chapter} scored {row.get(chapter)!r} in class.csv, expected {points}")
         if student in alone_rows:  # (--time-criterion) a right answer's grade is the one it gets alone
