@@ -584,6 +584,14 @@ class SharedFaults(unittest.TestCase):
         wrong = R.TestResult("student.06-transpose.TransposeTiledPerf.ReachesThreeQuartersOfCopyPeakAt8192", "failed",
                              reason="Failed", output="transpose_tiled is wrong at 8192 x 8192, so it was not timed\n")
         self.assertFalse(R.shared_fault(wrong))
+        # A skip for want of free device memory: beside other gradings, their programs held it.
+        short = R.TestResult("student.08-execution-config.ProcessBatchesAsyncDeviceWide.TheLargestWorkTheContractAllows",
+                             "skipped", reason="this test needs 35.4332 GB of free device memory (in and out of "
+                             "2^31 - 1 floats, ...), 20.1 GB are free")
+        self.assertTrue(R.shared_fault(short))
+        self.assertEqual(R.fault(short), "")  # (not a fault of the submission's)
+        self.assertFalse(R.shared_fault(R.TestResult("student.11.PeerAccess.Copies", "skipped",
+                                                     reason="devices 0 and 1 cannot access each other's memory here")))
 
     def test_judged_again_alone_and_that_verdict_counts(self):
         import tempfile as T
@@ -1087,6 +1095,30 @@ class JudgedAgainAlone(unittest.TestCase):
             runs.clear()
             G.judge_shared_faults_alone(ws, graded, run, "0", ["0"], "/l/gpu-0.turn")
             self.assertEqual(runs, [("again alone", [one, multi], "0", ["0"], False, "/l/gpu-0.turn")])
+
+    def test_a_skip_for_want_of_memory_is_judged_again_whatever_the_sample_says(self):
+        """A test skipped for want of free device memory beside other gradings runs again alone,
+        even when the submission's own time limits stand (the sample failed again)."""
+        with tempfile.TemporaryDirectory() as folder:
+            ws = types.SimpleNamespace(root=pathlib.Path(folder), rejudged=[])
+            timeout = R._failure_reason("student.x.S.T", "Timeout", "", 20, 20)
+            big = "student.08.ProcessBatchesAsyncDeviceWide.TheLargestWorkTheContractAllows"
+            graded = [R.TestResult(f"student.x.S.T{i}", "failed", reason=timeout, timeout=20) for i in range(6)]
+            graded.append(R.TestResult(big, "skipped", reason="this test needs 35.4332 GB of free device memory, "
+                                                               "20.1 GB are free"))
+            asked = []
+
+            def run(phase, selection, visible, phase_locks, shared, jobs, turn_lock, pass_env):
+                names = pathlib.Path(pass_env["COURSE_TEST_ONLY"]).read_text().split()
+                asked.append(names)
+                return [R.TestResult(n, "passed") if n == big else R.TestResult(n, "failed", reason=timeout, timeout=20)
+                        for n in names]
+
+            out = G.judge_shared_faults_alone(ws, graded, run, "0", ["0"], "/l/gpu-0.turn")
+            self.assertEqual(asked[0], [big])
+            self.assertEqual([len(a) for a in asked], [1, G.REJUDGE_AT_MOST])  # the rest of the time limits stand
+            self.assertEqual(out[-1].outcome, "passed")
+            self.assertIn(big, ws.rejudged)
 
     def test_each_phase_judges_again_only_its_new_suspects(self):
         """A grading that judges again after each phase (fail-fast: tools/mutate.py) judges a

@@ -718,7 +718,8 @@ def judge_shared_faults_alone(ws, graded, run, gpu, locks, turns, every=None, co
     GPU are judged again holding every GPU's lock exclusively. With `considered` (a set, kept by
     the caller across calls), only the suspects not in it are looked at, and they join it: a
     grading that judges again after each phase judges each test again at most once, and
-    ws.rejudged gathers them all."""
+    ws.rejudged gathers them all. A test skipped for want of free device memory (results.MEMORY_SKIP)
+    is judged again alone too, always: other gradings' programs held that memory."""
     suspects = [r.name for r in graded if R.shared_fault(r) and (considered is None or r.name not in considered)]
     if considered is None:
         ws.rejudged = []
@@ -726,12 +727,21 @@ def judge_shared_faults_alone(ws, graded, run, gpu, locks, turns, every=None, co
         considered.update(suspects)
     if not suspects:
         return graded
-    step = max(1, len(suspects) // REJUDGE_AT_MOST)
-    sample = suspects[::step][:REJUDGE_AT_MOST]
-    again = _judge_alone(ws, sample, run, gpu, locks, turns, every)
-    rest = [name for name in suspects if name not in again]
-    if rest and len(again) == len(sample) and not any(R.shared_fault(r) for r in again.values()):
-        again.update(_judge_alone(ws, rest, run, gpu, locks, turns, every))
+    # Skips for want of free memory are no fault of the submission's: each is judged again, and
+    # none counts in the sample below.
+    skipped = {r.name for r in graded if r.outcome == "skipped"}
+    again = {}
+    if any(name in skipped for name in suspects):
+        again.update(_judge_alone(ws, [name for name in suspects if name in skipped], run, gpu, locks, turns, every))
+    faults = [name for name in suspects if name not in skipped]
+    if faults:
+        step = max(1, len(faults) // REJUDGE_AT_MOST)
+        sample = faults[::step][:REJUDGE_AT_MOST]
+        sampled = _judge_alone(ws, sample, run, gpu, locks, turns, every)
+        again.update(sampled)
+        rest = [name for name in faults if name not in sampled]
+        if rest and len(sampled) == len(sample) and not any(R.shared_fault(r) for r in sampled.values()):
+            again.update(_judge_alone(ws, rest, run, gpu, locks, turns, every))
     ws.rejudged = sorted(set(ws.rejudged) | set(again))
     return [again.get(r.name, r) for r in graded]
 
