@@ -117,8 +117,10 @@ CallDiagnosis diagnose_call(const std::string& rules, const std::string& exercis
 /// timed output): with --course_diagnose=1 always, with --course_diagnose=shortfall only when
 /// evaluate_ratio fails it (a class, tools/grade-class: the profiled call of every perf test
 /// that passed cost a class of 13 on the H100 20 % of its throughput, 28.3 against 22.5 s per
-/// submission, 2026-11-27), never without the flag. The second form decides with `given`.
+/// submission, 2026-11-27), never without the flag.
 bool wants_diagnosis(const PerfCheck& perf);
+
+/// wants_diagnosis, deciding with `given` rather than this program's settings (a unit test's).
 bool wants_diagnosis(const PerfCheck& perf, const Settings& given);
 
 /// A perf test's diagnosis: perf.diagnosis = diagnose_call(rules, exercise, work, inputs).sentences
