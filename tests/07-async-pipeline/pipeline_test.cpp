@@ -294,11 +294,7 @@ void expect_right_beyond_32_bit_indices(Launcher launch, const char* name) {
     GTEST_SKIP() << "4.3 billion floats each way are too many to check under compute-sanitizer (COURSE_SANITIZER)";
   const size_t n = kWideFloats;
   const size_t need = 2 * n * sizeof(float) + (size_t{1} << 30);
-  size_t free_bytes = 0, total_bytes = 0;
-  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  if (free_bytes < need)
-    GTEST_SKIP() << "this test needs " << need / 1e9 << " GB of free device memory (2 arrays of 2^32 + 2^20 + 3 "
-                 << "floats, and room to spare), " << free_bytes / 1e9 << " GB are free on " << course::device_line();
+  COURSE_REQUIRE_FREE_MEMORY(need, "2 arrays of 2^32 + 2^20 + 3 floats, and room to spare");
   const std::uint64_t seed = course::test_seed() + 13;
   course::DeviceBuffer<float> in(n, "in"), out(n, "out");
   course::Stream stream;

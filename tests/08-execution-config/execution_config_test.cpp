@@ -588,11 +588,7 @@ TEST(ProcessBatchesAsyncDeviceWide, TheLargestWorkTheContractAllows) {
   // in and out, the largest batch's scratch (a pool may keep it), the 3 batches' scratch if the
   // pool does not reuse it, and room to spare.
   const std::size_t need = 4 * count * sizeof(float) + (std::size_t{1} << 30);
-  std::size_t free_bytes = 0, total_bytes = 0;
-  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  if (free_bytes < need)
-    GTEST_SKIP() << "this test needs " << need / 1e9 << " GB of free device memory (in and out of 2^31 - 1 floats, "
-                 << "and their scratch), " << free_bytes / 1e9 << " GB are free on " << course::device_line();
+  COURSE_REQUIRE_FREE_MEMORY(need, "in and out of 2^31 - 1 floats, and their scratch");
   const std::uint64_t seed = course::test_seed() + 61;
   course::DeviceBuffer<float> in(count, "in");
   course::DeviceBuffer<float> out(count, "out");

@@ -92,11 +92,7 @@ TEST(ShadeUniformDeviceWide, TheLargestIntSize) {
   const int n = std::numeric_limits<int>::max();
   const std::size_t count = static_cast<std::size_t>(n);
   const std::size_t need = 2 * count * sizeof(float) + (std::size_t{1} << 30);
-  std::size_t free_bytes = 0, total_bytes = 0;
-  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  if (free_bytes < need)
-    GTEST_SKIP() << "this test needs " << need / 1e9 << " GB of free device memory, " << free_bytes / 1e9
-                 << " GB are free on " << course::device_line();
+  COURSE_REQUIRE_FREE_MEMORY(need, "");
   const std::uint64_t seed = course::test_seed() + 51;
   course::DeviceBuffer<float> in(count, "in");
   course::DeviceBuffer<float> out(count, "out");
@@ -323,11 +319,7 @@ TEST(AccurateSumDeviceWide, TwoTo32Values) {
     GTEST_SKIP() << "2^32 values are too many to sum under compute-sanitizer (COURSE_SANITIZER)";
   const std::size_t n = std::size_t{1} << 32;
   const std::size_t need = n * sizeof(float) + (std::size_t{1} << 30);
-  std::size_t free_bytes = 0, total_bytes = 0;
-  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  if (free_bytes < need)
-    GTEST_SKIP() << "this test needs " << need / 1e9 << " GB of free device memory, " << free_bytes / 1e9
-                 << " GB are free on " << course::device_line();
+  COURSE_REQUIRE_FREE_MEMORY(need, "");
   course::DeviceBuffer<float> in(n, "in");
   course::DeviceBuffer<float> result(1, "result");
   course::DeviceBuffer<double> workspace(kSumWorkspaceDoubles, "workspace");

@@ -15,6 +15,7 @@
 #include <functional>
 #include <limits>
 #include <optional>
+#include <regex>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -187,6 +188,22 @@ TEST(Bandwidth, CountsBytesReadAndWritten) {
   // 1 GB read + 1 GB written in 1 ms = 2000 GB/s.
   EXPECT_DOUBLE_EQ(course::effective_bandwidth_gbps(1e9, 1e9, 1.0), 2000.0);
   EXPECT_THROW(course::effective_bandwidth_gbps(1, 1, 0), std::invalid_argument);
+}
+
+TEST(FreeMemory, TheSkipReasonIsWhatTheGraderRecognises) {
+  // Chapter 07's widest test: 2 x (2^32 + 2^20 + 3) floats and 1 GiB; 20 GB free. The GB are
+  // written with 17 significant digits, as GTEST_SKIP() << writes a double.
+  const std::size_t need = 2 * ((std::size_t{1} << 32) + (std::size_t{1} << 20) + 3) * sizeof(float) + (std::size_t{1} << 30);
+  const std::string with_what = course::memory_shortfall_reason(need, 20000000000, "2 arrays, and room to spare", "GPU X");
+  EXPECT_EQ(with_what, "this test needs 35.441868823999997 GB of free device memory (2 arrays, and room to spare), "
+                       "20 GB are free on GPU X");
+  // Chapter 09's sum of 2^32 floats and 1 GiB, with no word on what the memory is for.
+  const std::string without = course::memory_shortfall_reason(18253611008, 5500000000, "", "GPU X");
+  EXPECT_EQ(without, "this test needs 18.253611008 GB of free device memory, 5.5 GB are free on GPU X");
+  // MEMORY_SKIP in tools/course_grading/results.py, which judges such skips again.
+  const std::regex memory_skip(R"(needs [\d.e+]+ GB of free device memory)");
+  EXPECT_TRUE(std::regex_search(with_what, memory_skip)) << with_what;
+  EXPECT_TRUE(std::regex_search(without, memory_skip)) << without;
 }
 
 TEST(PerfScale, ParsesValidFactorsAndRejectsOthers) {

@@ -2,6 +2,7 @@
 #include "course/profile.h"
 
 #include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
@@ -69,6 +70,24 @@ std::string device_line() {
   out << d.name << " (cc " << d.compute_major << "." << d.compute_minor << ", " << d.sm_count
       << " SMs, " << d.l2_bytes / (1024 * 1024) << " MiB L2)";
   return out.str();
+}
+
+std::string memory_shortfall_reason(std::size_t need_bytes, std::size_t free_bytes, const std::string& what,
+                                    const std::string& device) {
+  // ::testing::Message writes doubles as GTEST_SKIP() << does (17 significant digits), as the
+  // chapters' tests wrote these reasons before this function.
+  ::testing::Message reason;
+  reason << "this test needs " << need_bytes / 1e9 << " GB of free device memory";
+  if (!what.empty()) reason << " (" << what << ")";
+  reason << ", " << free_bytes / 1e9 << " GB are free on " << device;
+  return reason.GetString();
+}
+
+std::string free_memory_shortfall(std::size_t need_bytes, const std::string& what) {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  if (free_bytes >= need_bytes) return "";
+  return memory_shortfall_reason(need_bytes, free_bytes, what, device_line());
 }
 
 int fp32_lanes_per_sm(int major, int minor) {

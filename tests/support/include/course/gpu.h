@@ -64,6 +64,21 @@ const DeviceInfo& current_device();
 /// One line naming the device, e.g. "NVIDIA H100 80GB HBM3 (cc 9.0, 132 SMs, 50 MiB L2)".
 std::string device_line();
 
+/// Why a test that needs `need_bytes` of device memory cannot run when `free_bytes` are free on
+/// `device`, e.g. this test needs 35.4 GB of free device memory (in and out of 2^31 - 1 floats),
+/// 20.1 GB are free on (the device line). The parenthesis holds `what` (what the memory is for)
+/// and is left out when `what` is empty. The numbers are in GB, written as GoogleTest writes a
+/// double; the grader finds these skips by the words from needs to device memory (MEMORY_SKIP in
+/// tools/course_grading/results.py), so they must not change. CPU only (unit tests).
+std::string memory_shortfall_reason(std::size_t need_bytes, std::size_t free_bytes, const std::string& what,
+                                    const std::string& device);
+
+/// The reason to skip a test that needs `need_bytes` of free device memory (cudaMemGetInfo, on
+/// the current device), as memory_shortfall_reason words it with device_line(); empty when that
+/// much is free. `what` says what the memory is for (may be empty). Used by
+/// COURSE_REQUIRE_FREE_MEMORY (testing.h), which skips the test.
+std::string free_memory_shortfall(std::size_t need_bytes, const std::string& what);
+
 /// Device-to-device cudaMemcpy bandwidth in GB/s (bytes read + bytes written), measured
 /// once per process on a 256 MiB buffer: the peak that bandwidth thresholds are ratios to.
 double measure_copy_peak_gbps();

@@ -42,6 +42,17 @@
       GTEST_SKIP() << "activity is not recorded under compute-sanitizer (COURSE_SANITIZER)";    \
   } while (0)
 
+/// Skips the current test when less than `need_bytes` of device memory is free (cudaMemGetInfo),
+/// with the reason free_memory_shortfall words (gpu.h): how many GB the test needs, what for
+/// (`what`, a string, may be empty), and how many are free. Call it after COURSE_REQUIRE_GPU and
+/// after any skip under compute-sanitizer. In a helper function it returns from the helper only,
+/// as GTEST_SKIP does.
+#define COURSE_REQUIRE_FREE_MEMORY(need_bytes, what)                                            \
+  do {                                                                                          \
+    const std::string course_short_ = ::course::free_memory_shortfall((need_bytes), (what));    \
+    if (!course_short_.empty()) GTEST_SKIP() << course_short_;                                  \
+  } while (0)
+
 /// Skips a test whose rule is about the instructions that ran when the recording `activity`
 /// could not count them (executed.h: GPUs older than 7.5, a driver that refuses, another tool).
 #define COURSE_REQUIRE_COUNTED(activity)                                                        \
