@@ -232,52 +232,45 @@ class BesideUnmappedMemory {
   float* data_ = nullptr;
 };
 
-// Only in[0, n) is read: `in` ends (to the 16-byte granule) where mapped memory ends, n = 5121
-// (a partial last tile of one element, so 1023 threads of that tile have no element). Kills a
-// kernel that copies the partial last tile whole (a 4 KiB bulk copy, or float4s of threads past
-// n) or lets threads past n read their four elements anyway: the read faults. On the reference
-// nothing is read past the granule of in[n - 1].
-void expect_reads_only_inside_in(Launcher launch, const char* name) {
-  constexpr size_t n = 5121;
-  const auto input = course::random_floats(n, course::test_seed() + 13);
-  BesideUnmappedMemory in(n * sizeof(float), BesideUnmappedMemory::Edge::kEnd);
-  CUDA_CHECK(cudaMemcpy(in.data(), input.data(), n * sizeof(float), cudaMemcpyHostToDevice));
-  course::DeviceBuffer<float> out(n, "out");
-  out.poison();
-  course::Stream stream;
-  launch(in.data(), out.data(), n, stream);
-  const std::string what = std::string(name) + " with n = " + std::to_string(n) +
-                           " and `in` ending where mapped memory ends (a fault here is a read past in[n - 1]: "
-                           "copy only whole tiles, and read the partial last tile element by element up to n)";
-  CUDA_CHECK_LAUNCH(what.c_str());
-  EXPECT_TRUE(course::all_close(mirror_tiles_cpu(input), out.download(), {0, 0}))
-      << name << " with n = " << n << " and `in` ending where mapped memory ends: differs from the CPU result.";
-}
-
-// Nothing before in[0] is read: `in` starts where mapped memory starts (the granule of addresses
-// before it is reserved but not mapped), for n = 3 (under a float4), 1000 (a lone partial tile of
-// whole float4s) and 5121 (whole tiles and a partial last tile of one element). Kills a kernel
-// that reads before the first tile's start even where the value never reaches out, e.g. one that
+// Only in[0, n) is read, with `in` beside unmapped memory at one edge (BesideUnmappedMemory), so
+// that a stray read there faults. (Elsewhere `in` lies inside a DeviceBuffer, after a guard zone
+// of readable memory.) `todo`, when given, names the starter's TODOs that write the copies.
+//
+// Edge::kEnd: `in` ends (to the 16-byte granule) where mapped memory ends, n = 5121 (a partial
+// last tile of one element, so 1023 threads of that tile have no element). Kills a kernel that
+// copies the partial last tile whole (a 4 KiB bulk copy, or float4s of threads past n) or lets
+// threads past n read their four elements anyway. On the reference nothing is read past the
+// granule of in[n - 1].
+//
+// Edge::kStart: `in` starts where mapped memory starts (the granule of addresses before it is
+// reserved but not mapped), for n = 3 (under a float4), 1000 (a lone partial tile of whole
+// float4s) and 5121 (whole tiles and a partial last tile of one element). Kills a kernel that
+// reads before the first tile's start even where the value never reaches out, e.g. one that
 // copies a partial last tile as the whole tile-sized window ending at in[n - 1] (before in when
-// the array is shorter than a tile), or prefetches a tile "before" the first one: the read faults.
-// (Elsewhere `in` lies inside a DeviceBuffer, after a guard zone of readable memory.) `todo`: the
-// starter's TODOs that write the copies.
-void expect_reads_nothing_before_in(Launcher launch, const char* name, const char* todo) {
-  for (const size_t n : {size_t{3}, size_t{1000}, size_t{5121}}) {
-    const auto input = course::random_floats(n, course::test_seed() + 17 + n);
-    BesideUnmappedMemory in(n * sizeof(float), BesideUnmappedMemory::Edge::kStart);
+// the array is shorter than a tile), or prefetches a tile "before" the first one.
+void expect_reads_only_inside_in(Launcher launch, const char* name, BesideUnmappedMemory::Edge edge,
+                                 const char* todo = nullptr) {
+  const bool at_end = edge == BesideUnmappedMemory::Edge::kEnd;
+  const std::vector<size_t> sizes = at_end ? std::vector<size_t>{5121} : std::vector<size_t>{3, 1000, 5121};
+  const std::string where =
+      at_end ? "`in` ending where mapped memory ends" : "`in` starting where mapped memory starts";
+  std::string fault = at_end ? "a fault here is a read past in[n - 1]: copy only whole tiles, and read the partial "
+                               "last tile element by element up to n"
+                             : "a fault here is a read before in[0]: only in[0, n) may be read; no tile, copy window "
+                               "or prefetch may start before in";
+  if (todo != nullptr) fault += std::string(", ") + todo;
+  for (const size_t n : sizes) {
+    const auto input = course::random_floats(n, at_end ? course::test_seed() + 13 : course::test_seed() + 17 + n);
+    BesideUnmappedMemory in(n * sizeof(float), edge);
     CUDA_CHECK(cudaMemcpy(in.data(), input.data(), n * sizeof(float), cudaMemcpyHostToDevice));
     course::DeviceBuffer<float> out(n, "out");
     out.poison();
     course::Stream stream;
     launch(in.data(), out.data(), n, stream);
-    const std::string what = std::string(name) + " with n = " + std::to_string(n) +
-                             " and `in` starting where mapped memory starts (a fault here is a read before in[0]: "
-                             "only in[0, n) may be read; no tile, copy window or prefetch may start before in, " +
-                             todo + ")";
+    const std::string what = std::string(name) + " with n = " + std::to_string(n) + " and " + where + " (" + fault + ")";
     CUDA_CHECK_LAUNCH(what.c_str());
     EXPECT_TRUE(course::all_close(mirror_tiles_cpu(input), out.download(), {0, 0}))
-        << name << " with n = " << n << " and `in` starting where mapped memory starts: differs from the CPU result.";
+        << name << " with n = " << n << " and " << where << ": differs from the CPU result.";
     if (::testing::Test::HasFailure()) return;
   }
 }
@@ -354,13 +347,14 @@ TEST(MirrorTilesPipelinedCalls, OffsetViews) {
 TEST(MirrorTilesPipelinedCalls, ReadsOnlyInsideIn) {
   COURSE_REQUIRE_GPU();
   SCOPED_TRACE(course::seed_note());
-  expect_reads_only_inside_in(mirror_tiles_pipelined, "mirror_tiles_pipelined");
+  expect_reads_only_inside_in(mirror_tiles_pipelined, "mirror_tiles_pipelined", BesideUnmappedMemory::Edge::kEnd);
 }
 
 TEST(MirrorTilesPipelinedCalls, ReadsNothingBeforeIn) {
   COURSE_REQUIRE_GPU();
   SCOPED_TRACE(course::seed_note());
-  expect_reads_nothing_before_in(mirror_tiles_pipelined, "mirror_tiles_pipelined", "TODO(3), TODO(4)");
+  expect_reads_only_inside_in(mirror_tiles_pipelined, "mirror_tiles_pipelined", BesideUnmappedMemory::Edge::kStart,
+                              "TODO(3), TODO(4)");
 }
 
 // DeviceWide: 34 GB of device memory, so it runs alone (RUN_SERIAL).
@@ -396,14 +390,15 @@ TEST(MirrorTilesBulkStretchCalls, ReadsOnlyInsideIn) {
   COURSE_REQUIRE_GPU();
   SKIP_WITHOUT_BULK_COPIES();
   SCOPED_TRACE(course::seed_note());
-  expect_reads_only_inside_in(mirror_tiles_bulk, "mirror_tiles_bulk");
+  expect_reads_only_inside_in(mirror_tiles_bulk, "mirror_tiles_bulk", BesideUnmappedMemory::Edge::kEnd);
 }
 
 TEST(MirrorTilesBulkStretchCalls, ReadsNothingBeforeIn) {
   COURSE_REQUIRE_GPU();
   SKIP_WITHOUT_BULK_COPIES();
   SCOPED_TRACE(course::seed_note());
-  expect_reads_nothing_before_in(mirror_tiles_bulk, "mirror_tiles_bulk", "TODO(2), TODO(3)");
+  expect_reads_only_inside_in(mirror_tiles_bulk, "mirror_tiles_bulk", BesideUnmappedMemory::Edge::kStart,
+                              "TODO(2), TODO(3)");
 }
 
 TEST(MirrorTilesBulkStretchDeviceWide, MoreThan2To32Floats) {
