@@ -492,32 +492,53 @@ TEST(ProcessStagedDeviceWide, RepeatedRunsLeakNoDeviceMemory) {
   return ::testing::AssertionSuccess();
 }
 
+// One call of process_staged for a technique test: n random floats (the test's seed) in pinned
+// host_in, a poisoned pinned host_out, device_in and device_out of n floats, and stream_count
+// streams; call() makes the call (inside the recording), output_is_right() judges host_out after it.
+struct StagedCall {
+  StagedCall(size_t n_, int stream_count_, int chunk_count_)
+      : n(n_), stream_count(stream_count_), chunk_count(chunk_count_), input(course::random_floats(n, course::test_seed())),
+        host_in(n, "host_in"), host_out(n, "host_out"), device_in(n, "device_in"), device_out(n, "device_out"),
+        streams(stream_count) {
+    std::memcpy(host_in.data(), input.data(), n * sizeof(float));
+    std::memset(host_out.data(), 0xFF, n * sizeof(float));  // poison
+  }
+  void call() {
+    process_staged(host_in.data(), host_out.data(), device_in.data(), device_out.data(), n, streams.streams.data(),
+                   stream_count, chunk_count);
+  }
+  // A technique is judged only on a right result (course::result_is_right_first).
+  ::testing::AssertionResult output_is_right() const {
+    return course::result_is_right_first(
+        course::all_close(light_kernel_on_cpu(input), std::vector<float>(host_out.data(), host_out.data() + n), {0, 0}),
+        "process_staged");
+  }
+
+  const size_t n;
+  const int stream_count, chunk_count;
+  const std::vector<float> input;
+  course::PinnedHostBuffer<float> host_in, host_out;
+  course::DeviceBuffer<float> device_in, device_out;
+  Streams streams;
+};
+
 // The contract's rules, from what ran: every chunk is uploaded, computed and downloaded with
 // asynchronous copies from and to pinned memory, on the given streams, spread over all of them.
 TEST(ProcessStagedTechnique, ChunksGoRoundTheGivenStreams) {
   COURSE_REQUIRE_ACTIVITY();
-  const size_t n = (size_t{1} << 20) + 3;
   const int stream_count = 3, chunk_count = 7;
-  const auto input = course::random_floats(n, course::test_seed());
-  course::PinnedHostBuffer<float> host_in(n, "host_in"), host_out(n, "host_out");
-  std::memcpy(host_in.data(), input.data(), n * sizeof(float));
-  std::memset(host_out.data(), 0xFF, n * sizeof(float));  // poison
-  course::DeviceBuffer<float> device_in(n, "device_in"), device_out(n, "device_out");
+  StagedCall staged((size_t{1} << 20) + 3, stream_count, chunk_count);
   course::DeviceBuffer<unsigned char> markers(64, "markers");
-  Streams streams(stream_count);
   const auto ran = course::record_activity([&] {
     // A memset of 4 * (s + 1) bytes on stream s tells CUPTI's id of each stream.
     for (int s = 0; s < stream_count; ++s) {
-      CUDA_CHECK(cudaMemsetAsync(markers.data(), 0, 4 * (s + 1), streams.streams[s]));
-      CUDA_CHECK(cudaStreamSynchronize(streams.streams[s]));
+      CUDA_CHECK(cudaMemsetAsync(markers.data(), 0, 4 * (s + 1), staged.streams.streams[s]));
+      CUDA_CHECK(cudaStreamSynchronize(staged.streams.streams[s]));
     }
-    process_staged(host_in.data(), host_out.data(), device_in.data(), device_out.data(), n, streams.streams.data(),
-                   stream_count, chunk_count);
+    staged.call();
   });
   CUDA_CHECK_LAUNCH("process_staged");  // after the recording: its guard checks copy
-  ASSERT_TRUE(course::result_is_right_first(
-      course::all_close(light_kernel_on_cpu(input), std::vector<float>(host_out.data(), host_out.data() + n), {0, 0}),
-      "process_staged"));
+  ASSERT_TRUE(staged.output_is_right());
   std::set<uint32_t> given, used;
   for (const auto& m : ran.memsets)
     if (m.bytes <= 4u * stream_count) given.insert(m.stream_id);
@@ -538,7 +559,7 @@ TEST(ProcessStagedTechnique, ChunksGoRoundTheGivenStreams) {
                                  << ran.summary();
   EXPECT_EQ(used.size(), size_t(stream_count)) << "the chunks should go round all " << stream_count
                                                << " streams, so that they overlap.\n" << ran.summary();
-  EXPECT_TRUE(staged_rules(ran, streams.streams, chunk_count));
+  EXPECT_TRUE(staged_rules(ran, staged.streams.streams, chunk_count));
 }
 
 // Chunk c on streams[c % stream_count], its upload, kernel and download alike (transfers.h).
@@ -548,34 +569,22 @@ TEST(ProcessStagedTechnique, ChunksGoRoundTheGivenStreams) {
 // an upload on one stream and its kernel on another, passed the other tests.)
 TEST(ProcessStagedTechnique, ChunkCOnStreamCModuloTheCount) {
   COURSE_REQUIRE_ACTIVITY();
-  const size_t n = (size_t{1} << 16) + 5;
   const int stream_count = 3, chunk_count = 7;
-  const auto input = course::random_floats(n, course::test_seed());
-  course::PinnedHostBuffer<float> host_in(n, "host_in"), host_out(n, "host_out");
-  std::memcpy(host_in.data(), input.data(), n * sizeof(float));
-  std::memset(host_out.data(), 0xFF, n * sizeof(float));  // poison
-  course::DeviceBuffer<float> device_in(n, "device_in"), device_out(n, "device_out");
-  Streams streams(stream_count);
-  const auto ran = course::record_activity(
-      [&] {
-        process_staged(host_in.data(), host_out.data(), device_in.data(), device_out.data(), n,
-                       streams.streams.data(), stream_count, chunk_count);
-      },
-      {{"light_kernel_body(float const*, float*, unsigned long)", 1}});
+  StagedCall staged((size_t{1} << 16) + 5, stream_count, chunk_count);
+  const auto ran = course::record_activity([&] { staged.call(); },
+                                           {{"light_kernel_body(float const*, float*, unsigned long)", 1}});
   CUDA_CHECK_LAUNCH("process_staged");  // after the recording: its guard checks copy
-  ASSERT_TRUE(course::result_is_right_first(
-      course::all_close(light_kernel_on_cpu(input), std::vector<float>(host_out.data(), host_out.data() + n), {0, 0}),
-      "process_staged"));
+  ASSERT_TRUE(staged.output_is_right());
   // (place, stream) of each operation, by kind; a place tells its chunk.
-  const auto within = [](const void* p, const float* base) {
+  const auto within = [&staged](const void* p, const float* base) {
     const auto a = reinterpret_cast<std::uintptr_t>(p), b = reinterpret_cast<std::uintptr_t>(base);
-    return a >= b && a < b + n * sizeof(float);
+    return a >= b && a < b + staged.n * sizeof(float);
   };
   std::vector<std::pair<std::uintptr_t, const void*>> uploads, kernels, downloads;
   for (const auto& call : ran.calls) {
-    if (call.name.rfind("cudaMemcpy", 0) == 0 && within(call.other, host_in.data()))
+    if (call.name.rfind("cudaMemcpy", 0) == 0 && within(call.other, staged.host_in.data()))
       uploads.emplace_back(reinterpret_cast<std::uintptr_t>(call.other), call.stream);
-    else if (call.name.rfind("cudaMemcpy", 0) == 0 && within(call.object, host_out.data()))
+    else if (call.name.rfind("cudaMemcpy", 0) == 0 && within(call.object, staged.host_out.data()))
       downloads.emplace_back(reinterpret_cast<std::uintptr_t>(call.object), call.stream);
     else if (call.name == "cudaLaunchKernel" && !call.pointers.empty())
       kernels.emplace_back(call.pointers[0], call.stream);
@@ -591,7 +600,7 @@ TEST(ProcessStagedTechnique, ChunkCOnStreamCModuloTheCount) {
         << " chunks: one per chunk (TODO(1), TODO(2))\n" << ran.calls_summary();
     std::sort(list.begin(), list.end());
     for (int c = 0; c < chunk_count; ++c) {
-      const void* expected = streams.streams[c % stream_count];
+      const void* expected = staged.streams.streams[c % stream_count];
       EXPECT_EQ(list[c].second, expected)
           << "the " << kind.what << " of chunk " << c << " (the " << c + 1 << "th from the start of the data) is not on "
           << "streams[" << c % stream_count << "]: chunk c goes, whole, on streams[c % stream_count] (TODO(2))\n"
@@ -604,22 +613,10 @@ TEST(ProcessStagedTechnique, ChunkCOnStreamCModuloTheCount) {
 // synchronises every stream. (A wait at the end still overlaps the chunks, so no other test sees it.)
 TEST(ProcessStagedTechnique, OnlyEnqueues) {
   COURSE_REQUIRE_ACTIVITY();
-  const size_t n = (size_t{1} << 20) + 3;
-  const int stream_count = 3, chunk_count = 7;
-  const auto input = course::random_floats(n, course::test_seed());
-  course::PinnedHostBuffer<float> host_in(n, "host_in"), host_out(n, "host_out");
-  std::memcpy(host_in.data(), input.data(), n * sizeof(float));
-  std::memset(host_out.data(), 0xFF, n * sizeof(float));  // poison
-  course::DeviceBuffer<float> device_in(n, "device_in"), device_out(n, "device_out");
-  Streams streams(stream_count);
-  const auto ran = course::record_activity([&] {
-    process_staged(host_in.data(), host_out.data(), device_in.data(), device_out.data(), n, streams.streams.data(),
-                   stream_count, chunk_count);
-  });
+  StagedCall staged((size_t{1} << 20) + 3, 3, 7);
+  const auto ran = course::record_activity([&] { staged.call(); });
   CUDA_CHECK_LAUNCH("process_staged");  // after the recording: its guard checks copy
-  ASSERT_TRUE(course::result_is_right_first(
-      course::all_close(light_kernel_on_cpu(input), std::vector<float>(host_out.data(), host_out.data() + n), {0, 0}),
-      "process_staged"));
+  ASSERT_TRUE(staged.output_is_right());
   EXPECT_TRUE(course::waits_not_on_the_host(ran, "process_staged"));
 }
 
@@ -627,23 +624,11 @@ TEST(ProcessStagedTechnique, OnlyEnqueues) {
 // streams get work (every given stream gets work only when there are as many chunks as streams).
 TEST(ProcessStagedTechnique, FewerChunksThanStreamsUseTheFirstStreams) {
   COURSE_REQUIRE_ACTIVITY();
-  const size_t n = (size_t{1} << 16) + 5;
-  const int stream_count = 5, chunk_count = 2;
-  const auto input = course::random_floats(n, course::test_seed());
-  course::PinnedHostBuffer<float> host_in(n, "host_in"), host_out(n, "host_out");
-  std::memcpy(host_in.data(), input.data(), n * sizeof(float));
-  std::memset(host_out.data(), 0xFF, n * sizeof(float));  // poison
-  course::DeviceBuffer<float> device_in(n, "device_in"), device_out(n, "device_out");
-  Streams streams(stream_count);
-  const auto ran = course::record_activity([&] {
-    process_staged(host_in.data(), host_out.data(), device_in.data(), device_out.data(), n, streams.streams.data(),
-                   stream_count, chunk_count);
-  });
+  StagedCall staged((size_t{1} << 16) + 5, 5, 2);
+  const auto ran = course::record_activity([&] { staged.call(); });
   CUDA_CHECK_LAUNCH("process_staged");
-  ASSERT_TRUE(course::result_is_right_first(
-      course::all_close(light_kernel_on_cpu(input), std::vector<float>(host_out.data(), host_out.data() + n), {0, 0}),
-      "process_staged"));
-  EXPECT_TRUE(staged_rules(ran, streams.streams, chunk_count));
+  ASSERT_TRUE(staged.output_is_right());
+  EXPECT_TRUE(staged_rules(ran, staged.streams.streams, staged.chunk_count));
 }
 
 // Fewer elements than chunks: the empty chunks enqueue nothing (no copy of 0 bytes, no kernel),
@@ -651,23 +636,13 @@ TEST(ProcessStagedTechnique, FewerChunksThanStreamsUseTheFirstStreams) {
 TEST(ProcessStagedTechnique, EmptyChunksEnqueueNothing) {
   COURSE_REQUIRE_ACTIVITY();
   const size_t n = 5;
-  const int stream_count = 3, chunk_count = 16;
+  const int chunk_count = 16;
   int nonempty = 0;
   for (int c = 0; c < chunk_count; ++c) nonempty += n * (c + 1) / chunk_count > n * c / chunk_count ? 1 : 0;
-  const auto input = course::random_floats(n, course::test_seed());
-  course::PinnedHostBuffer<float> host_in(n, "host_in"), host_out(n, "host_out");
-  std::memcpy(host_in.data(), input.data(), n * sizeof(float));
-  std::memset(host_out.data(), 0xFF, n * sizeof(float));  // poison
-  course::DeviceBuffer<float> device_in(n, "device_in"), device_out(n, "device_out");
-  Streams streams(stream_count);
-  const auto ran = course::record_activity([&] {
-    process_staged(host_in.data(), host_out.data(), device_in.data(), device_out.data(), n, streams.streams.data(),
-                   stream_count, chunk_count);
-  });
+  StagedCall staged(n, 3, chunk_count);
+  const auto ran = course::record_activity([&] { staged.call(); });
   CUDA_CHECK_LAUNCH("process_staged with 5 elements in 16 chunks");
-  ASSERT_TRUE(course::result_is_right_first(
-      course::all_close(light_kernel_on_cpu(input), std::vector<float>(host_out.data(), host_out.data() + n), {0, 0}),
-      "process_staged"));
+  ASSERT_TRUE(staged.output_is_right());
   int copy_calls = 0, empty_copies = 0, launches = 0;
   for (const auto& call : ran.calls) {
     if (call.name == "cudaLaunchKernel") ++launches;
