@@ -592,6 +592,11 @@ class SharedFaults(unittest.TestCase):
         self.assertEqual(R.fault(short), "")  # (not a fault of the submission's)
         self.assertFalse(R.shared_fault(R.TestResult("student.11.PeerAccess.Copies", "skipped",
                                                      reason="devices 0 and 1 cannot access each other's memory here")))
+        # Only the recorded reason counts: the output is the program's to print, so a skip with
+        # another reason whose code printed the words is not judged again.
+        printed = R.TestResult("student.11.PeerAccess.Copies", "skipped", reason="needs two GPUs; this machine shows 1",
+                               output="this test needs 35.4332 GB of free device memory, 20.1 GB are free\n")
+        self.assertFalse(R.shared_fault(printed))
 
     def test_judged_again_alone_and_that_verdict_counts(self):
         import tempfile as T

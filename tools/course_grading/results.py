@@ -624,8 +624,8 @@ def shared_fault(result):
     """Whether a failed test's fault is one that another grading on the same GPU could have caused
     (SHARED_FAULTS, "out of memory" in its output, or a perf test's shortfall: PERF_SHORTFALL), or
     a test skipped for want of free device memory (MEMORY_SKIP)."""
-    if result.outcome == "skipped":
-        return MEMORY_SKIP.search(result.reason) is not None or MEMORY_SKIP.search(result.output) is not None
+    if result.outcome == "skipped":  # the recorded reason only: the output is the program's to print
+        return MEMORY_SKIP.search(result.reason) is not None
     return result.outcome == "failed" and (fault(result) in SHARED_FAULTS or "out of memory" in result.output
                                            or PERF_SHORTFALL.search(result.output) is not None)
 
