@@ -1383,6 +1383,126 @@ int main(int argc, char** argv) {
                                          "/proc/self/oom_score_adj", f"/proc/self/fd/{said['fd']}", "/dev/kmsg"]), log)
                 self.assertTrue(all(line.startswith("refused-write ") for line in log.splitlines()), log)
 
+    SOCKET_PROBE = r"""
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+static socklen_t address(struct sockaddr_un* a, const char* name, int abstract) {
+  memset(a, 0, sizeof *a);
+  a->sun_family = AF_UNIX;
+  strncpy(a->sun_path + abstract, name, sizeof a->sun_path - 2);
+  return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + abstract + strlen(name) + !abstract);
+}
+static void say(const char* what, int got) { printf("%s %s\n", what, got == 0 ? "0" : strerror(errno)); }
+int main(int argc, char** argv) {
+  struct sockaddr_un a;
+  char name[128];
+  /* what the CUDA driver does: a SOCK_SEQPACKET socket bound to cuda-uvmfd-<namespace>-<pid>, listening */
+  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  snprintf(name, sizeof name, "cuda-uvmfd-4026531836-%d", getpid());
+  socklen_t n = address(&a, name, 1);
+  say("bind-own", bind(fd, (struct sockaddr*)&a, n));
+  say("listen", listen(fd, 16));
+  /* ... and the whole sun_path as the length, zeros after the name */
+  int padded = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+  snprintf(name, sizeof name, "cuda-uvmfd-1-%d", getpid());
+  address(&a, name, 1);
+  say("bind-own-padded", bind(padded, (struct sockaddr*)&a, sizeof a));
+  int other = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+  snprintf(name, sizeof name, "cuda-uvmfd-4026531836-%d", getpid() + 1);  /* a classmate's name, taken first */
+  n = address(&a, name, 1);
+  say("bind-other-pid", bind(other, (struct sockaddr*)&a, n));
+  n = address(&a, "course-listener", 1);
+  say("bind-abstract", bind(other, (struct sockaddr*)&a, n));
+  snprintf(name, sizeof name, "%s/mine.sock", argv[1]);
+  n = address(&a, name, 0);
+  say("bind-path", bind(other, (struct sockaddr*)&a, n));
+  /* the MPS probe */
+  int probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  snprintf(name, sizeof name, "%s/control", getenv("CUDA_MPS_PIPE_DIRECTORY"));
+  n = address(&a, name, 0);
+  say("connect-mps", connect(probe, (struct sockaddr*)&a, n));
+  int stream = socket(AF_UNIX, SOCK_STREAM, 0);
+  snprintf(name, sizeof name, "%s/daemon.sock", argv[1]);
+  n = address(&a, name, 0);
+  say("connect-path", connect(stream, (struct sockaddr*)&a, n));
+  int abstract = socket(AF_UNIX, SOCK_STREAM, 0);
+  n = address(&a, argv[2], 1);
+  say("connect-abstract", connect(abstract, (struct sockaddr*)&a, n));
+  int datagram = socket(AF_UNIX, SOCK_DGRAM, 0);
+  n = address(&a, argv[3], 1);
+  say("sendto-abstract", sendto(datagram, "x", 1, 0, (struct sockaddr*)&a, n) == 1 ? 0 : -1);
+  return 0;
+}
+"""
+
+    def test_only_the_drivers_own_local_sockets(self):
+        """bind and connect are made by the supervisor, for the CUDA driver's two addresses only: its
+        cuda-uvmfd-...-<pid> listener and the MPS probe; no other local socket is reachable (a
+        daemon's path, an abstract name made outside: Landlock ABI 6 refuses that one even with learn)."""
+        import socket
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder)
+            (root / "mps").mkdir()
+            (root / "probe.c").write_text(self.SOCKET_PROBE)
+            subprocess.run(["cc", "-O1", "-o", str(root / "probe"), str(root / "probe.c")], check=True)
+            servers = []
+            for path in (root / "mps" / "control", root / "daemon.sock"):
+                server = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET if path.name == "control" else socket.SOCK_STREAM)
+                server.bind(str(path))
+                server.listen(4)
+                servers.append(server)
+            daemon_name = f"course-daemon-{os.getpid()}"
+            server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            server.bind("\0" + daemon_name)
+            server.listen(4)
+            servers.append(server)
+            server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            server.bind("\0" + daemon_name + "-datagrams")
+            servers.append(server)
+            env = dict(os.environ, CUDA_MPS_PIPE_DIRECTORY=str(root / "mps"))
+            try:
+                said = {}
+                for mode in ("enforce", "learn"):
+                    log = root / f"{mode}.log"
+                    done = subprocess.run([str(self.launcher), "-w", str(root), "-s", f"{mode}:{log}", "--",
+                                           str(root / "probe"), str(root), daemon_name, daemon_name + "-datagrams"],
+                                          capture_output=True, text=True, timeout=60, env=env)
+                    self.assertEqual(done.returncode, 0, done.stderr)
+                    said[mode] = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
+                    said[mode]["log"] = sorted(int(line.split(" ")[0]) for line in log.read_text().splitlines()) \
+                        if log.exists() else []
+            finally:
+                for server in servers:
+                    server.close()
+        enforce, learn = said["enforce"], said["learn"]
+        for what in ("bind-own", "listen", "bind-own-padded", "connect-mps"):
+            self.assertEqual(enforce[what], "0", what)
+        for what in ("bind-other-pid", "bind-abstract", "bind-path", "connect-path", "connect-abstract", "sendto-abstract"):
+            self.assertEqual(enforce[what], "Operation not permitted", what)
+        # Each refusal is named in the log by its number: bind 49 (3 times), connect 42 (2), sendto 44.
+        self.assertEqual(enforce["log"], [42, 44, 49])
+        # learn lets the calls outside run and logs them; an abstract socket made outside the sandbox
+        # stays out of reach (Landlock's scope) where the kernel has it (ABI 6, Linux 6.12).
+        self.assertEqual(learn["connect-path"], "0")
+        self.assertEqual(learn["bind-other-pid"], "0")
+        if self.landlock_abi() >= 6:
+            self.assertEqual(learn["connect-abstract"], "Operation not permitted")
+            self.assertEqual(learn["sendto-abstract"], "Operation not permitted")
+        self.assertEqual(learn["log"], [42, 44, 49])
+
+    @staticmethod
+    def landlock_abi():
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        return max(0, libc.syscall(444, None, 0, 1))  # landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)
+
     def test_refuses_bad_usage(self):
         self.assertEqual(subprocess.run([str(self.launcher), "-s", "maybe:/tmp/x", "--", "true"],
                                         capture_output=True).returncode, 2)

@@ -9,8 +9,9 @@
 //
 // -s enforce:LOG or -s learn:LOG: system calls limited by the kernel (seccomp). The command runs in
 // a child under a filter that allows the system calls a test program, the CUDA runtime and the
-// judge need (kAllowed below; threads but no processes, signals only to itself, no sockets, no
-// exec after its own); any other call is sent to this process, the supervisor, which the command
+// judge need (kAllowed below; threads but no processes, signals only to itself, no sockets but the
+// driver's own local one (answer_socket), no exec after its own); any other call is sent to this
+// process, the supervisor, which the command
 // cannot reach: it refuses the call (EPERM) with enforce, or lets it run with learn (to find what
 // a new CUDA release needs), and when the command ends appends "<number> <times> <command>" to
 // LOG for each such call. With -s, /proc is read-only for the command (Landlock): no write
@@ -45,6 +46,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -61,7 +63,7 @@ struct RulesetAttr {
   uint64_t handled_access_net;
   uint64_t scoped;  // ABI 6: what may not reach outside the sandbox (signals: kScopeSignal)
 };
-enum { kScopeSignal = 1 << 1 };
+enum { kScopeAbstractUnixSocket = 1 << 0, kScopeSignal = 1 << 1 };
 struct PathBeneath {
   uint64_t allowed_access;
   int32_t parent_fd;
@@ -179,9 +181,9 @@ static const int kAllowed[] = {
     462,  // mseal (Linux 6.10): the judge seals its relocation table (it only takes rights away)
     // What the CUDA driver does in every program as it starts (seen with --syscalls learn on the
     // H100, driver 580): symbolic links, and a local socket it listens on; socket() is allowed
-    // for AF_UNIX only (below), and Landlock refuses TCP.
-    SYS_symlink, SYS_symlinkat, SYS_setsockopt, SYS_getsockopt, SYS_bind, SYS_listen, SYS_connect,
-    SYS_getsockname,
+    // for AF_UNIX only (below), Landlock refuses TCP, and bind and connect go to the supervisor
+    // (answer_socket), which makes only the driver's own.
+    SYS_symlink, SYS_symlinkat, SYS_setsockopt, SYS_getsockopt, SYS_listen, SYS_getsockname,
 };
 
 static void add(struct sock_filter* program, int* length, struct sock_filter instruction) {
@@ -369,6 +371,83 @@ static void answer_open(int listener, struct seccomp_notif* request, struct secc
   ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, response);
 }
 
+// ---------------------------------------------------------------- local sockets
+//
+// The CUDA driver makes two socket calls in every program (seen on the H100, driver 580.159): it
+// asks whether an MPS daemon runs (connect to <pipe folder>/control, CUDA_MPS_PIPE_DIRECTORY or
+// /tmp/nvidia-mps) and it listens on an abstract socket named cuda-uvmfd-<namespace>-<its pid>.
+// Nothing else of a test program needs a socket, and one that reaches a daemon of the node (D-Bus,
+// munge, another grading's program) is out of the sandbox. So bind and connect come here: the
+// supervisor reads the address once, checks it, and makes the call itself on the program's own
+// socket (a copy of its descriptor: pidfd_getfd), with the address it checked; a thread that
+// changes the address after the check changes nothing. Any other address is refused (EPERM) and
+// logged as the call's number, as any call outside the list. Abstract sockets made outside the
+// sandbox are out of reach from inside it anyway (Landlock ABI 6, kScopeAbstractUnixSocket).
+
+// Whether `address` (length bytes as the call gave them) is one the driver makes: the MPS
+// probe's path for connect, its own cuda-uvmfd-...-<pid> name (or an automatic name) for bind.
+static int drivers_own_address(int nr, const struct sockaddr_un* address, size_t length, pid_t program) {
+  const size_t path_at = offsetof(struct sockaddr_un, sun_path);
+  if (length < path_at || address->sun_family != AF_UNIX) return 0;
+  const char* path = address->sun_path;
+  const size_t path_length = length - path_at;
+  if (nr == SYS_connect) {
+    if (path_length == 0 || path[0] == '\0') return 0;  // abstract: never
+    const char* folder = getenv("CUDA_MPS_PIPE_DIRECTORY");
+    char control[sizeof address->sun_path + 1];
+    snprintf(control, sizeof control, "%s/control", folder && folder[0] ? folder : "/tmp/nvidia-mps");
+    return strnlen(path, path_length) == strlen(control) && strncmp(path, control, path_length) == 0;
+  }
+  if (path_length == 0) return 1;  // bind with no name: the kernel picks an abstract one
+  if (path[0] != '\0') return 0;  // a name in the file system: the driver makes none
+  char name[sizeof address->sun_path];
+  memcpy(name, path + 1, path_length - 1);
+  name[path_length - 1] = '\0';
+  char tail[32];
+  snprintf(tail, sizeof tail, "-%d", (int)program);
+  const size_t name_length = strnlen(name, path_length - 1), tail_length = strlen(tail);
+  for (size_t i = name_length; i < path_length - 1; ++i)  // (a name given with the whole sun_path: zeros after it)
+    if (name[i] != '\0') return 0;
+  return strncmp(name, "cuda-uvmfd-", 11) == 0 && name_length > 11 + tail_length &&
+         strcmp(name + name_length - tail_length, tail) == 0;
+}
+
+// bind or connect (see above): made here on the program's socket, or refused (with learn: let
+// run). Returns whether it was outside what the driver makes (the caller counts it).
+static int answer_socket(int listener, pid_t program, int enforce, struct seccomp_notif* request,
+                         struct seccomp_notif_resp* response) {
+  struct sockaddr_un address;
+  memset(&address, 0, sizeof address);
+  const uint64_t length = request->data.args[2];
+  int allowed = 0;
+  if (length <= sizeof address) {
+    struct iovec local = {&address, (size_t)length}, remote = {(void*)(uintptr_t)request->data.args[1], (size_t)length};
+    allowed = (length == 0 || process_vm_readv((pid_t)request->pid, &local, 1, &remote, 1, 0) == (ssize_t)length) &&
+              drivers_own_address(request->data.nr, &address, (size_t)length, program);
+  }
+  response->error = -EPERM;
+  if (!allowed && !enforce) {
+    response->error = 0;  // (the kernel takes CONTINUE only with no error and no value)
+    response->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+  }
+  if (allowed) {
+    const int pidfd = (int)syscall(SYS_pidfd_open, program, 0);
+    const int socket_fd = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, (int)request->data.args[0], 0);
+    if (pidfd >= 0) close(pidfd);
+    if (socket_fd < 0) {
+      response->error = -EBADF;
+    } else {
+      const int made = request->data.nr == SYS_connect
+                           ? connect(socket_fd, (const struct sockaddr*)&address, (socklen_t)length)
+                           : bind(socket_fd, (const struct sockaddr*)&address, (socklen_t)length);
+      response->error = made == 0 ? 0 : -errno;
+      close(socket_fd);
+    }
+  }
+  ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, response);
+  return !allowed;
+}
+
 // The supervisor: answers the filter's notifications until the command's last thread is gone,
 // then ends as the command ended (the same exit status, or the same signal).
 static int supervise(pid_t child, int listener, const char* command) {
@@ -396,6 +475,10 @@ static int supervise(pid_t child, int listener, const char* command) {
       const int nr = request->data.nr;
       if (nr == SYS_openat || nr == SYS_open) {
         answer_open(listener, request, response);  // (it answers)
+        continue;
+      }
+      if (nr == SYS_bind || nr == SYS_connect) {
+        if (answer_socket(listener, child, enforce, request, response)) ++calls[nr];  // (it answers)
         continue;
       }
       // The command's own execve, the first one, runs; every later one is judged like any call.
@@ -535,8 +618,10 @@ int main(int argc, char** argv) {
     handled = kAbi1All | (abi >= 2 ? kRefer : 0) | (abi >= 3 ? kTruncate : 0);
     // IOCTL_DEV (ABI 5) stays unhandled: the GPU driver is driven through ioctl.
     // ABI 6: no signal to a process outside the sandbox (the supervisor, ctest, another grading),
-    // also not through a file's owner (fcntl F_SETOWN, SIGIO), which needs no kill().
-    struct RulesetAttr attr = {handled, abi >= 4 ? (kBindTcp | kConnectTcp) : 0, abi >= 6 ? kScopeSignal : 0};
+    // also not through a file's owner (fcntl F_SETOWN, SIGIO), which needs no kill(); and no
+    // connection to an abstract local socket made outside it (a daemon's, another grading's).
+    struct RulesetAttr attr = {handled, abi >= 4 ? (kBindTcp | kConnectTcp) : 0,
+                               abi >= 6 ? (kScopeSignal | kScopeAbstractUnixSocket) : 0};
     const size_t attr_size = abi >= 6 ? sizeof attr : abi >= 4 ? offsetof(struct RulesetAttr, scoped)
                                                                : sizeof attr.handled_access_fs;
     ruleset = (int)syscall(kCreateRuleset, &attr, attr_size, 0);
