@@ -99,6 +99,9 @@ grade() {  # grade NAME SUBMISSIONS GPUS
   local check=$?
   cp "$work/$name-graded/class.csv" "$logs/$name-class.csv" 2>/dev/null
   cp "$work/$name-graded/class-timing.csv" "$logs/$name-class-timing.csv" 2>/dev/null
+  # System calls the sandbox refused or let run (each report's note): none is expected of references.
+  grep -h "System calls" "$work/$name-graded"/*/report.md >"$logs/$name-syscalls.txt" 2>/dev/null
+  echo "$name: $(wc -l <"$logs/$name-syscalls.txt") reports name system calls outside the sandbox's list" | tee -a "$logs/summary.txt"
   # Each grading's timing.json (phases, waits), in one file: a device run returns few files.
   # (with CLASS_ARGS=--profile, each grading's profile.txt too: where its test programs' time went)
   (cd "$work/$name-graded" && tar czf "$logs/$name-timing.tgz" */timing.json $(ls */profile.txt 2>/dev/null) 2>/dev/null)
