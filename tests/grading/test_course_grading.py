@@ -1443,8 +1443,8 @@ int main(int argc, char** argv) {
 """
 
     def test_only_the_drivers_own_local_sockets(self):
-        """bind and connect are made by the supervisor, for the CUDA driver's two addresses only: its
-        cuda-uvmfd-...-<pid> listener and the MPS probe; no other local socket is reachable (a
+        """bind is made by the supervisor for the CUDA driver's cuda-uvmfd-...-<pid> listener only,
+        and the driver's MPS probe is answered "no daemon"; no other local socket is reachable (a
         daemon's path, an abstract name made outside: Landlock ABI 6 refuses that one even with learn)."""
         import socket
         with tempfile.TemporaryDirectory() as folder:
@@ -1482,8 +1482,12 @@ int main(int argc, char** argv) {
                 for server in servers:
                     server.close()
         enforce, learn = said["enforce"], said["learn"]
-        for what in ("bind-own", "listen", "bind-own-padded", "connect-mps"):
+        for what in ("bind-own", "listen", "bind-own-padded"):
             self.assertEqual(enforce[what], "0", what)
+        # The MPS probe is answered as when no daemon runs, even where one listens (the course is
+        # graded without MPS): the supervisor connects nothing, so it follows no symbolic link.
+        self.assertEqual(enforce["connect-mps"], "No such file or directory")
+        self.assertEqual(learn["connect-mps"], "No such file or directory")
         for what in ("bind-other-pid", "bind-abstract", "bind-path", "connect-path", "connect-abstract", "sendto-abstract"):
             self.assertEqual(enforce[what], "Operation not permitted", what)
         # Each refusal is named in the log by its number: bind 49 (3 times), connect 42 (2), sendto 44.
@@ -1496,6 +1500,74 @@ int main(int argc, char** argv) {
             self.assertEqual(learn["connect-abstract"], "Operation not permitted")
             self.assertEqual(learn["sendto-abstract"], "Operation not permitted")
         self.assertEqual(learn["log"], [42, 44, 49])
+
+    PRIVILEGE_PROBE = r"""
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+static void say(const char* what, int got) { printf("%s %s\n", what, got >= 0 ? "0" : strerror(errno)); }
+int main(int argc, char** argv) {
+  FILE* status = fopen("/proc/self/status", "r");
+  char line[256];
+  while (status && fgets(line, sizeof line, status))
+    if (strncmp(line, "Cap", 3) == 0) fputs(line, stdout);  /* CapInh, CapPrm, CapEff, CapBnd, CapAmb */
+  int tty = open(argv[1], O_RDONLY | O_NOCTTY);  /* another terminal, open for reading */
+  say("tiocsti", ioctl(tty, TIOCSTI, "x"));
+  int winsize_ok = 0; struct winsize size;
+  winsize_ok = ioctl(tty, TIOCGWINSZ, &size);  /* a terminal's other ioctls still work */
+  say("tiocgwinsz", winsize_ok);
+  int local = socket(AF_UNIX, SOCK_DGRAM, 0);
+  struct ifreq request; memset(&request, 0, sizeof request); strcpy(request.ifr_name, "lo");
+  say("siocgifmtu", ioctl(local, SIOCGIFMTU, &request));
+  int file = open(argv[2], O_RDONLY);
+  say("setlease", fcntl(file, F_SETLEASE, F_RDLCK));
+  say("notify", fcntl(open(".", O_RDONLY), F_NOTIFY, DN_MODIFY));
+  say("getfl", fcntl(file, F_GETFL));
+  return 0;
+}
+"""
+
+    def test_no_capability_no_terminal_input_no_network_device_no_lease(self):
+        """Found by an adversarial review (2026-11-27), as root: TIOCSTI typed a command into another
+        terminal, SIOCSIFMTU changed the node's interface through an AF_UNIX socket, and a lease on
+        a file the program may only read stalled writers outside. Now the command runs with no
+        capability, and the filter refuses those ioctls and fcntls (each logged)."""
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder)
+            (root / "probe.c").write_text(self.PRIVILEGE_PROBE)
+            subprocess.run(["cc", "-O1", "-o", str(root / "probe"), str(root / "probe.c")], check=True)
+            (root / "outside.txt").write_text("read only\n")
+            leader, follower = os.openpty()
+            try:
+                log = root / "calls.log"
+                done = subprocess.run([str(self.launcher), "-w", str(root / "nothing"), "-s", f"enforce:{log}", "--",
+                                       str(root / "probe"), os.ttyname(follower), str(root / "outside.txt")],
+                                      capture_output=True, text=True, timeout=60, cwd=root)
+                os.set_blocking(leader, False)
+                try:
+                    typed = os.read(leader, 100)
+                except BlockingIOError:
+                    typed = b""
+            finally:
+                os.close(leader)
+                os.close(follower)
+            said = dict(line.split(maxsplit=1) for line in done.stdout.splitlines() if line.strip())
+            self.assertEqual(done.returncode, 0, done.stderr)
+            for field in ("CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:"):
+                self.assertEqual(int(said[field], 16), 0, field)
+            for what in ("tiocsti", "siocgifmtu", "setlease", "notify"):
+                self.assertEqual(said[what], "Operation not permitted", what)
+            self.assertEqual(said["tiocgwinsz"], "0")
+            self.assertEqual(said["getfl"], "0")
+            self.assertEqual(typed, b"")
+            numbers = sorted(int(line.split(" ")[0]) for line in log.read_text().splitlines())
+            self.assertEqual(numbers, [16, 72])  # ioctl (2 refused) and fcntl (2), one line each
 
     @staticmethod
     def landlock_abi():

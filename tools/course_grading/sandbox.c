@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/audit.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <poll.h>
@@ -218,6 +219,27 @@ static int install_filter(void) {
   add(program, &n, (struct sock_filter)LOAD_ARG_LOW(1));
   add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_WRONLY | O_RDWR, 0, 1));
   add(program, &n, (struct sock_filter)RETURN(SECCOMP_RET_USER_NOTIF));
+  // ioctl, but not a terminal's TIOCSTI (characters pushed into another terminal's input, which
+  // a shell outside then runs), TIOCLINUX or TIOCCONS, nor the socket ioctls of network devices
+  // (0x89xx: an interface's flags or MTU, through any socket): to the supervisor, which refuses
+  // them (an adversarial review, 2026-11-27). The GPU driver's ioctls are of its own type ('F').
+  add(program, &n, (struct sock_filter)LOAD(nr));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 7));
+  add(program, &n, (struct sock_filter)LOAD_ARG_LOW(1));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x5412 /* TIOCSTI */, 4, 0));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x541C /* TIOCLINUX */, 3, 0));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x541D /* TIOCCONS */, 2, 0));
+  add(program, &n, (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xFFFFFF00u));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x8900 /* SIOC... */, 0, 1));
+  add(program, &n, (struct sock_filter)RETURN(SECCOMP_RET_USER_NOTIF));
+  // fcntl, but not F_SETLEASE (a lease on a file the program may only read stalls every other
+  // process that opens it for writing, up to the kernel's lease-break time) or F_NOTIFY.
+  add(program, &n, (struct sock_filter)LOAD(nr));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_fcntl, 0, 4));
+  add(program, &n, (struct sock_filter)LOAD_ARG_LOW(1));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 1024 /* F_SETLEASE */, 1, 0));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 1026 /* F_NOTIFY */, 0, 1));
+  add(program, &n, (struct sock_filter)RETURN(SECCOMP_RET_USER_NOTIF));
   add(program, &n, (struct sock_filter)LOAD(nr));
   for (size_t i = 0; i < sizeof kAllowed / sizeof kAllowed[0]; ++i) {
     add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)kAllowed[i], 0, 1));
@@ -269,6 +291,21 @@ static int install_filter(void) {
   const long listener = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &filter);
   if (listener < 0) fail("seccomp");
   return (int)listener;
+}
+
+// No capability survives into the command: a grader that runs as root (the GPU machines' default)
+// would otherwise hand student code CAP_SYS_ADMIN (TIOCSTI into any terminal, the GPU driver's
+// privileged controls), CAP_NET_ADMIN (the node's network interfaces through any socket),
+// CAP_LEASE, CAP_DAC_OVERRIDE (every user's files, where Landlock allows a path) and the rest.
+// The bounding set is emptied too, so the command's exec gains none back (root's rule).
+static void drop_capabilities(void) {
+  for (int cap = 0; cap < 64; ++cap)  // (not without CAP_SETPCAP: a user who has no capability anyway)
+    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno == EINVAL) break;  // past the last one
+  (void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+  struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+  struct __user_cap_data_struct none[2];
+  memset(none, 0, sizeof none);
+  if (syscall(SYS_capset, &header, none) != 0) fail("capset");
 }
 
 // The supervisor's copy of the child's listener descriptor `fd` (pidfd_getfd, Linux 5.6: the
@@ -377,29 +414,37 @@ static void answer_open(int listener, struct seccomp_notif* request, struct secc
 // asks whether an MPS daemon runs (connect to <pipe folder>/control, CUDA_MPS_PIPE_DIRECTORY or
 // /tmp/nvidia-mps) and it listens on an abstract socket named cuda-uvmfd-<namespace>-<its pid>.
 // Nothing else of a test program needs a socket, and one that reaches a daemon of the node (D-Bus,
-// munge, another grading's program) is out of the sandbox. So bind and connect come here: the
-// supervisor reads the address once, checks it, and makes the call itself on the program's own
-// socket (a copy of its descriptor: pidfd_getfd), with the address it checked; a thread that
-// changes the address after the check changes nothing. Any other address is refused (EPERM) and
-// logged as the call's number, as any call outside the list. Abstract sockets made outside the
-// sandbox are out of reach from inside it anyway (Landlock ABI 6, kScopeAbstractUnixSocket).
+// munge, docker, another grading's program) is out of the sandbox. So bind and connect come here:
+// - connect is never made. The MPS probe is answered ENOENT, as when no daemon runs (the course
+//   is graded without MPS): a supervisor that connected by path, unconfined, would follow a
+//   symbolic link that anyone who can write /tmp put there, to any socket of the node (an
+//   adversarial review, 2026-11-27). Any other connect is refused (EPERM) and logged.
+// - bind is made by the supervisor itself, on the program's own socket (a copy of its descriptor:
+//   pidfd_getfd), with the address it read once and checked: the driver's abstract name, with
+//   the program's pid, or an automatic one. A thread that changes the address after the check
+//   changes nothing, and no program takes the name of another's. Any other bind is refused and
+//   logged.
+// Abstract sockets made outside the sandbox are out of reach from inside it anyway (Landlock ABI
+// 6, kScopeAbstractUnixSocket), and sendto, sendmsg, accept and socketpair are outside the list.
 
-// Whether `address` (length bytes as the call gave them) is one the driver makes: the MPS
-// probe's path for connect, its own cuda-uvmfd-...-<pid> name (or an automatic name) for bind.
-static int drivers_own_address(int nr, const struct sockaddr_un* address, size_t length, pid_t program) {
+enum SocketAnswer { kRefuse, kNoDaemon, kBindHere };
+
+// What to do with a bind or connect to `address` (length bytes as the call gave them).
+static enum SocketAnswer socket_answer(int nr, const struct sockaddr_un* address, size_t length, pid_t program) {
   const size_t path_at = offsetof(struct sockaddr_un, sun_path);
-  if (length < path_at || address->sun_family != AF_UNIX) return 0;
+  if (length < path_at || address->sun_family != AF_UNIX) return kRefuse;
   const char* path = address->sun_path;
   const size_t path_length = length - path_at;
   if (nr == SYS_connect) {
-    if (path_length == 0 || path[0] == '\0') return 0;  // abstract: never
-    const char* folder = getenv("CUDA_MPS_PIPE_DIRECTORY");
+    if (path_length == 0 || path[0] == '\0') return kRefuse;  // abstract: never
+    const char* folder = getenv("CUDA_MPS_PIPE_DIRECTORY");  // (the supervisor's: the program cannot set it)
     char control[sizeof address->sun_path + 1];
     snprintf(control, sizeof control, "%s/control", folder && folder[0] ? folder : "/tmp/nvidia-mps");
-    return strnlen(path, path_length) == strlen(control) && strncmp(path, control, path_length) == 0;
+    return strnlen(path, path_length) == strlen(control) && strncmp(path, control, path_length) == 0 ? kNoDaemon
+                                                                                                    : kRefuse;
   }
-  if (path_length == 0) return 1;  // bind with no name: the kernel picks an abstract one
-  if (path[0] != '\0') return 0;  // a name in the file system: the driver makes none
+  if (path_length == 0) return kBindHere;  // bind with no name: the kernel picks an abstract one
+  if (path[0] != '\0') return kRefuse;  // a name in the file system: the driver makes none
   char name[sizeof address->sun_path];
   memcpy(name, path + 1, path_length - 1);
   name[path_length - 1] = '\0';
@@ -407,45 +452,44 @@ static int drivers_own_address(int nr, const struct sockaddr_un* address, size_t
   snprintf(tail, sizeof tail, "-%d", (int)program);
   const size_t name_length = strnlen(name, path_length - 1), tail_length = strlen(tail);
   for (size_t i = name_length; i < path_length - 1; ++i)  // (a name given with the whole sun_path: zeros after it)
-    if (name[i] != '\0') return 0;
+    if (name[i] != '\0') return kRefuse;
   return strncmp(name, "cuda-uvmfd-", 11) == 0 && name_length > 11 + tail_length &&
-         strcmp(name + name_length - tail_length, tail) == 0;
+                 strcmp(name + name_length - tail_length, tail) == 0
+             ? kBindHere
+             : kRefuse;
 }
 
-// bind or connect (see above): made here on the program's socket, or refused (with learn: let
-// run). Returns whether it was outside what the driver makes (the caller counts it).
+// bind or connect (see above): answered here, or refused (with learn: let run). Returns whether it
+// was outside what the driver does (the caller counts it).
 static int answer_socket(int listener, pid_t program, int enforce, struct seccomp_notif* request,
                          struct seccomp_notif_resp* response) {
   struct sockaddr_un address;
   memset(&address, 0, sizeof address);
   const uint64_t length = request->data.args[2];
-  int allowed = 0;
+  enum SocketAnswer answer = kRefuse;
   if (length <= sizeof address) {
     struct iovec local = {&address, (size_t)length}, remote = {(void*)(uintptr_t)request->data.args[1], (size_t)length};
-    allowed = (length == 0 || process_vm_readv((pid_t)request->pid, &local, 1, &remote, 1, 0) == (ssize_t)length) &&
-              drivers_own_address(request->data.nr, &address, (size_t)length, program);
+    if (length == 0 || process_vm_readv((pid_t)request->pid, &local, 1, &remote, 1, 0) == (ssize_t)length)
+      answer = socket_answer(request->data.nr, &address, (size_t)length, program);
   }
-  response->error = -EPERM;
-  if (!allowed && !enforce) {
+  response->error = answer == kNoDaemon ? -ENOENT : -EPERM;
+  if (answer == kRefuse && !enforce) {
     response->error = 0;  // (the kernel takes CONTINUE only with no error and no value)
     response->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
   }
-  if (allowed) {
+  if (answer == kBindHere) {
     const int pidfd = (int)syscall(SYS_pidfd_open, program, 0);
     const int socket_fd = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, (int)request->data.args[0], 0);
     if (pidfd >= 0) close(pidfd);
     if (socket_fd < 0) {
       response->error = -EBADF;
     } else {
-      const int made = request->data.nr == SYS_connect
-                           ? connect(socket_fd, (const struct sockaddr*)&address, (socklen_t)length)
-                           : bind(socket_fd, (const struct sockaddr*)&address, (socklen_t)length);
-      response->error = made == 0 ? 0 : -errno;
+      response->error = bind(socket_fd, (const struct sockaddr*)&address, (socklen_t)length) == 0 ? 0 : -errno;
       close(socket_fd);
     }
   }
   ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, response);
-  return !allowed;
+  return answer == kRefuse;
 }
 
 // The supervisor: answers the filter's notifications until the command's last thread is gone,
@@ -638,6 +682,7 @@ int main(int argc, char** argv) {
     if (syscall(kRestrictSelf, ruleset, 0) != 0) fail("landlock_restrict_self");
     close(ruleset);
   }
+  drop_capabilities();
   if (syscall_mode) {
     char* path = resolve(command[0]);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("prctl(PR_SET_NO_NEW_PRIVS)");
