@@ -57,7 +57,8 @@
 # grader takes its record's verdicts that ran after passes only (results.judge_batch), and runs
 # the other cases again (and every case of a batch that crashed, hung or left no record), so that
 # a failure and what follows it are judged as the presets judge them. Cases that use several GPUs
-# (multi-gpu) and the extra runs stay one test each. COURSE_TEST_BATCHES=queues, for a grader
+# (multi-gpu) and the extra runs stay one test each (but with =queues, below, the multi-gpu cases
+# make a batch of their own, Batch.every-gpu). COURSE_TEST_BATCHES=queues, for a grader
 # whose every program takes turns through COURSE_GPU_LOCK (course/gpu_turn.h: a program measures
 # in its exclusive turn whatever it runs beside), puts every case of a program in one batch,
 # Batch.turns (time limit the longest of its cases', CUDA's default queues if any case needs
@@ -338,11 +339,17 @@ foreach(_course_line IN LISTS _course_lines)
   # A suite whose lesson is a later call in one program (...Repeated, ...Calls: an answer, a grid
   # or a stream kept in a static from the first call) runs each case in a program of its own: in
   # a batch, an earlier case's call would be the first, and a large one hides the bug.
-  if(_course_batches AND (_course_batch_multi_gpu OR NOT _course_suite MATCHES "MultiGpu|PeerAccess")
+  # With COURSE_TEST_BATCHES=queues (a class on several GPUs), the multi-gpu cases make a batch
+  # of their own, Batch.every-gpu: one program, one context on each GPU, for all of them (one
+  # program each, 13 gradings on 2 H100s had 52-70 of them alive at once, waiting for turns on
+  # both GPUs and contexts made one at a time, and none of the class graded in 265 s, 2026-11-27).
+  if(_course_batches AND (_course_batch_multi_gpu OR _course_batch_by_queues OR NOT _course_suite MATCHES "MultiGpu|PeerAccess")
      AND NOT _course_bare_suite MATCHES "(Repeated|Calls)$")
     # Into its group's batch (added after the listing): its cases share these properties.
     set(_course_group correctness)
-    if(_course_batch_by_queues)
+    if(_course_batch_by_queues AND NOT _course_batch_multi_gpu AND _course_suite MATCHES "MultiGpu|PeerAccess")
+      set(_course_group every-gpu)
+    elseif(_course_batch_by_queues)
       set(_course_group turns)
     else()
       if(_course_suite MATCHES "Perf")

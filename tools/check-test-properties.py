@@ -174,6 +174,8 @@ def main():
     tests = listing()
     failures = batch_problems(tests, listing(COURSE_TEST_BATCHES="1"))
     failures += batch_problems(tests, listing(COURSE_TEST_BATCHES="queues-one-gpu"), by_queues=True)
+    # (a class on several GPUs: the multi-GPU cases in a batch of their own, Batch.every-gpu)
+    failures += batch_problems(tests, listing(COURSE_TEST_BATCHES="queues"), by_queues=True)
     roles_by_chapter = {}
     for test in tests:
         parts = test["name"].split(".")

@@ -753,6 +753,60 @@ class SeveralGpus(unittest.TestCase):
                 self.assertTrue((lock_dir / f"gpu-{gpu}.turn{end}").exists())
 
 
+    def test_the_multi_gpu_cases_run_as_one_batch_and_what_did_not_stand_one_by_one(self):
+        """With batches, a class on several GPUs runs the multi-GPU cases in one program
+        (Batch.every-gpu: one context on each GPU for them all), beside the grading's other
+        batches and never among them; the cases whose verdicts did not stand run one by one."""
+        from unittest import mock
+        ws = G.Workspace(pathlib.Path(tempfile.mkdtemp()), sandbox=False)
+        ws.build.mkdir(parents=True)
+        lock_dir = pathlib.Path(tempfile.mkdtemp())
+        c = "student.11-deploy-multi-gpu."
+        one_gpu_cases = [c + "ComputeOnDevicesCalls.NothingToDo", c + "FatBinary.Embeds"]
+        every_gpu_cases = [c + "MultiGpu.MatchesCpuOnOneDevice", c + "PeerAccess.CopiesBetweenTwoDevices",
+                           c + "MultiGpuPerf.TwoGpusAtLeast1_7xOne"]
+        listed = {c + "Batch.turns": one_gpu_cases, c + "Batch.every-gpu": every_gpu_cases}
+        runs, lock = {}, threading.Lock()
+
+        def fake_run(command, **kwargs):
+            junit = pathlib.Path(command[command.index("--output-junit") + 1])
+            with lock:
+                runs[junit.name] = (command, kwargs["env"])
+            junit.write_text("x")
+            return subprocess.CompletedProcess(command, 0)
+
+        def read_junit(junit, properties, reports=None):
+            name = pathlib.Path(junit).name
+            if name == "ctest-multi-gpu-batch.xml":
+                return [R.TestResult(c + "Batch.every-gpu", "failed"),
+                        R.TestResult(c + "MultiGpu.UsesOnlyVisibleDevices.CUDA_VISIBLE_DEVICES_1", "passed")]
+            if name == "ctest-multi-gpu-one-by-one.xml":
+                return [R.TestResult(every_gpu_cases[2], "failed", reason="Failed")]
+            return [R.TestResult(c + "Batch.turns", "passed")]
+
+        def judge_batch(batch, cases, properties=None, reports=None, batch_queues=None):
+            if batch.name.endswith("every-gpu"):  # two passes, then a failure after them: it runs alone
+                return [R.TestResult(n, "passed") for n in cases[:2]], [], cases[2:]
+            return [R.TestResult(n, "passed") for n in cases], [], []
+        with mock.patch.object(G.subprocess, "run", fake_run), mock.patch.object(R, "read_junit", read_junit), \
+                mock.patch.object(R, "test_properties", lambda *a, **k: {}), \
+                mock.patch.object(R, "batch_cases", lambda *a, **k: dict(listed)), \
+                mock.patch.object(R, "judge_batch", judge_batch):
+            graded, *_ = G.test(ws, ["11-deploy-multi-gpu"], {}, gpu="1", all_gpus="0,1", lock_dir=str(lock_dir))
+        verdicts = {r.name: r.outcome for r in graded}
+        self.assertEqual(verdicts, {**{n: "passed" for n in one_gpu_cases + every_gpu_cases[:2]},
+                                    every_gpu_cases[2]: "failed",
+                                    c + "MultiGpu.UsesOnlyVisibleDevices.CUDA_VISIBLE_DEVICES_1": "passed"})
+        command, env = runs["ctest-multi-gpu-batch.xml"]
+        self.assertEqual(env["COURSE_TEST_BATCHES"], "queues")
+        self.assertEqual(env["COURSE_GPU_LOCK"], f"{lock_dir / 'gpu-0.turn'},{lock_dir / 'gpu-1.turn'}")
+        command, env = runs["ctest-multi-gpu-one-by-one.xml"]
+        self.assertEqual(pathlib.Path(env["COURSE_TEST_ONLY"]).read_text(), every_gpu_cases[2] + "\n")
+        self.assertNotIn("COURSE_TEST_BATCHES", env)
+        # The one-GPU rounds ran only their own batch, and once (every case settled).
+        self.assertEqual(sorted(n for n in runs if "multi-gpu" not in n), ["ctest-side-by-side-and-alone-batches.xml"])
+
+
 class SyscallLog(unittest.TestCase):
     """The sandbox supervisor's log, "<number> <times> <command>" per call outside the list, read
     into {name: times} and the programs that made them (grading.syscalls_outside)."""

@@ -435,6 +435,8 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
     from the start and beside the other gradings' tests: exclusive locks on every GPU made each
     grading wait for a moment when no other grading ran anything, and drained the class (2 x H100,
     2026-11-26: 16 of a class of 25 graded after 553 s, where one H100 graded 24 in 556 s). With
+    batches, their cases run in one program (Batch.every-gpu, run_every_gpu), the cases that did
+    not stand then one by one. With
     one GPU in all, they are part of the one phase, taking turns like the others. Without the
     class's turn files, they run last, holding every GPU's lock exclusively.
 
@@ -558,7 +560,48 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
     every_visible = ",".join([str(gpu), *[g for g in every_gpu if g != str(gpu)]]) if gpu is not None else None
     every = EveryGpu(every_visible, every_gpu, ",".join(str(t) for t in every_turn),
                      lambda name: "multi-gpu" in properties.get(name, ([], 0))[0])
+    # With the class's turn file, a batch holds every case of a program that runs with the same
+    # hardware queues (the multi-GPU ones too on a machine of one GPU; on several, they make a batch of their own): each measures in its own
+    # exclusive turn, whatever it runs beside (cmake/CourseTestList.cmake, COURSE_TEST_BATCHES).
+    batch_mode = ("queues-one-gpu" if one_gpu else "queues") if class_turns else "1"
     multi_gpu_selection = ["-L", "^student$", "-L", "^multi-gpu$"]
+
+    def run_every_gpu(phase_jobs, test_dir=None, beside_others=False):
+        """The tests that use every GPU, with the class's turn files on several GPUs: with batches,
+        their cases in one program (Batch.every-gpu: one context on each GPU for them all), whose
+        verdicts stand as any batch's (results.judge_batch), and the cases that did not stand then
+        one by one; without, one program each."""
+        if not batches:
+            return run("multi-gpu", multi_gpu_selection, every.visible, every.gpus, True, phase_jobs, every.turns,
+                       test_dir=test_dir, beside_others=beside_others)
+        batch_env = {"COURSE_TEST_BATCHES": batch_mode}
+        batch_queues = {}
+        in_batch = {b: cases for b, cases in R.batch_cases(ws.build, env=dict(env, **batch_env), cwd=ws.course,
+                                                          queues=batch_queues).items()
+                    if selected.match(b) and b.endswith(EVERY_GPU_BATCH)}
+        for name in in_batch:  # (no record of an earlier grading's may stand)
+            R.report_file(ws.records, name).unlink(missing_ok=True)
+        results, one_by_one = [], []
+        for result in run("multi-gpu batch", multi_gpu_selection, every.visible, every.gpus, True, phase_jobs,
+                          every.turns, batch_env, test_dir=test_dir, beside_others=beside_others):
+            if result.name in in_batch:
+                stood, again, alone = R.judge_batch(result, in_batch[result.name], properties, ws.records,
+                                                    batch_queues.get(result.name))
+                results += stood
+                one_by_one += [*again, *alone]
+            else:  # never batched: the extra runs (another CUDA_VISIBLE_DEVICES), a case of its own
+                results.append(result)
+        if one_by_one:
+            listing = ws.root / "every-gpu-one-by-one.txt"  # (not one-by-one.txt: this may run beside)
+            listing.write_text("".join(f"{case}\n" for case in one_by_one))
+            wanted = set(one_by_one)
+            results += [r for r in run("multi-gpu one by one", [*multi_gpu_selection, "-E", "\\.CodePolicy\\."],
+                                       every.visible, every.gpus, True, phase_jobs, every.turns,
+                                       {"COURSE_TEST_ONLY": str(listing)}, test_dir=test_dir,
+                                       beside_others=beside_others)
+                        if r.name in wanted]
+        return results
+
     # With the class's turn files on several GPUs, the tests that use every GPU run beside this
     # grading's other tests, from the start: they wait for turns on every GPU (a measurement on
     # either one makes them yield), and run after the others they added 42-139 s to each grading
@@ -572,8 +615,7 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
 
         def run_multi_gpu():
             try:
-                beside["results"] = run("multi-gpu", multi_gpu_selection, every.visible, every.gpus, True,
-                                        max(4, jobs), every.turns, test_dir=every_dir, beside_others=True)
+                beside["results"] = run_every_gpu(max(4, jobs), test_dir=every_dir, beside_others=True)
             except BaseException as error:  # raised again where the thread is joined
                 beside["error"] = error
         multi_gpu_thread = threading.Thread(target=run_multi_gpu, name="multi-gpu tests")
@@ -599,10 +641,6 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
         """Whether a phase (that runs the tests labelled `alone`, or not, or both: None) runs any of `cases`."""
         return any(is_alone is None or ("alone" in properties.get(c, ([], 0))[0]) == is_alone for c in cases)
 
-    # With the class's turn file, a batch holds every case of a program that runs with the same
-    # hardware queues (the multi-GPU ones too on a machine of one GPU): each measures in its own
-    # exclusive turn, whatever it runs beside (cmake/CourseTestList.cmake, COURSE_TEST_BATCHES).
-    batch_mode = ("queues-one-gpu" if one_gpu else "queues") if class_turns else "1"
     if batches:
         judged, at_once, first_cases = set(), set(), []
         few_before = set()  # the batches (by group) that settled fewer than two cases last round
@@ -620,7 +658,8 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
                 batch_env["COURSE_TEST_LEAVE_OUT"] = str(left_out)
             batch_queues = {}
             in_batches = {b: cases for b, cases in R.batch_cases(ws.build, env=dict(env, **batch_env), cwd=ws.course,
-                                                                queues=batch_queues).items() if selected.match(b)}
+                                                                queues=batch_queues).items()
+                          if selected.match(b) and not b.endswith(EVERY_GPU_BATCH)}  # (run_every_gpu's)
             if not again:
                 first_cases = [case for cases in in_batches.values() for case in cases]
             elif not in_batches:
@@ -685,7 +724,7 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
             raise beside["error"]
         graded += beside["results"]
     elif several_gpus and class_turns and not failure_stands():
-        graded += run("multi-gpu", multi_gpu_selection, every.visible, every.gpus, True, max(4, jobs) + 2, every.turns)
+        graded += run_every_gpu(max(4, jobs) + 2)
     if class_turns:
         graded = judge_shared_faults_alone(ws, graded, run, gpu, locks, turns, every if several_gpus else None,
                                            considered=considered)
@@ -693,6 +732,10 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
         graded += run("multi-gpu", multi_gpu_selection, ",".join(every_gpu), every_gpu, False, 4)
     return graded, time.monotonic() - started - waited, waited, seconds
 
+
+# The batch of a class on several GPUs that holds the tests that use every GPU
+# (cmake/CourseTestList.cmake, COURSE_TEST_BATCHES=queues): run_every_gpu's, not the rounds'.
+EVERY_GPU_BATCH = ".Batch.every-gpu"
 
 # The tests that use every GPU (label multi-gpu) and how they run: the GPUs they see, the GPU
 # locks they hold and the turn files they take turns through (comma-separated, course/gpu_turn.h).
