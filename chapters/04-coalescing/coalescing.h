@@ -21,8 +21,11 @@
 /// and outputs do not overlap. Calls are independent: a later call with other sizes or pointers
 /// owes nothing to an earlier one (AdvanceSoARepeated, RowSumsCoalescedRepeated). Work is enqueued on `stream`; the
 /// caller synchronises and checks errors. `count` may be 0 (nothing to do: no launch, since a grid
-/// of 0 blocks is an error) and up to 2^31 - 1 (AdvanceSoA): 2^31 particles take 48 GiB in six
-/// arrays, too much to test beside other submissions, so larger counts are not promised.
+/// of 0 blocks is an error) and up to 2^31 - 1 (AdvanceSoADeviceWide.TheLargestCount: 2^31 - 1
+/// particles, with one array for the three velocities, which may be shared as they are only
+/// read; it skips where 35 GB are not free): a grid's size or an index computed in an int wraps
+/// there. 2^31 particles take 48 GiB in six arrays, too much to test, so larger counts are not
+/// promised.
 /// `rows` and `cols` from 0 to 2^30 (RowSumsCoalesced): rows = 0 writes nothing, cols = 0 writes
 /// sums of 0; rows may exceed what a grid's y dimension holds (3,000,000 x 1), 32 threads per row
 /// may exceed the int range (RowSumsCoalescedTallMatrix: 2^26 + 1 rows), and rows x cols may

@@ -89,8 +89,9 @@ void run_tasks_serial(int count, float* partials, float* result, const cudaStrea
                       const cudaEvent_t* events);
 
 /// Exercise 2: tasks 0 .. count-1 spread over the `stream_count` streams so that they run at
-/// the same time, then launch_combine on streams[0] once every task is done (`events` holds one
-/// event per stream, free to record). The caller waits for streams[0] only. 0 <= count <=
+/// the same time, then launch_combine on streams[0] once every task is done, on every stream it
+/// is given (RunTasksTechnique.JoinsEveryStreamItIsGiven holds back one stream, the last among
+/// them; `events` holds one event per stream, free to record). The caller waits for streams[0] only. 0 <= count <=
 /// kMaxTasks (count 0: the combine alone, *result = 0); stream_count >= 1, fewer or more than
 /// count (RunTasks, RunTasksCalls); only the first stream_count streams of the array are given
 /// (RunTasksTechnique.UsesOnlyTheStreamsItIsGiven).

@@ -62,7 +62,8 @@ void shade_branchy(const float* in, float* out, int n, cudaStream_t stream);
 /// Exercise 1: the same results (any n >= 0; n = 0 enqueues nothing and writes nothing; n up to
 /// 2^31 - 1, where a launch size or an index rounded up in an int wraps:
 /// ShadeUniformDeviceWide), with the threads of each warp all working on even elements or all on
-/// odd ones, so that a warp runs one path only (ShadeUniform, ShadeUniformCalls).
+/// odd ones, so that a warp runs one path only (ShadeUniform, ShadeUniformCalls). `in` and `out`
+/// are device memory as cudaMalloc returns it (256-byte aligned: no offset views are tested).
 void shade_uniform(const float* in, float* out, int n, cudaStream_t stream);
 
 /// Doubles of scratch memory the sums may use (device memory, contents undefined on entry).
@@ -81,9 +82,13 @@ void sum_float(const float* in, std::size_t n, float* result, double* workspace,
 /// within 2.5 ulp; below it, e.g. {1e38, 1, -1e38}, nothing closer than 2^-40 of the sum of
 /// magnitudes is promised. Any order of additions in double (53 bits) that passes each value
 /// through at most 2^11 roundings meets it; the tests also accept float pairs (hi and lo with
-/// TwoSum, 48 bits), on every seed, and reject additions in float (AccurateSum). Special values: a NaN, or both +inf and -inf, give NaN;
+/// TwoSum, 48 bits), on every seed, while each thread's partial sums stay within the float
+/// range (a pair's hi overflows where one thread adds several values near FLT_MAX, which the
+/// tests never give one thread: that is outside what is promised to pairs), and reject
+/// additions in float (AccurateSum). Special values: a NaN, or both +inf and -inf, give NaN;
 /// otherwise an infinity gives that infinity; finite values whose S is beyond the float range
 /// (|S| >= 2^128) and that cancel by 2^16 at most give the infinity of S's sign
-/// (AccurateSumValues). Every call sums its own input (AccurateSumCalls). `result` and
-/// `workspace` are device memory. As fast as reading the input allows (see the chapter's tests).
+/// (AccurateSumValues). Every call sums its own input (AccurateSumCalls). `in`, `result` and
+/// `workspace` are device memory as cudaMalloc returns it (256-byte aligned: the tests give no
+/// offset views, so 16-byte loads of `in` need no alignment check). As fast as reading the input allows (see the chapter's tests).
 void sum_accurate(const float* in, std::size_t n, float* result, double* workspace, cudaStream_t stream);

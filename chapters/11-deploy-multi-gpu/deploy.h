@@ -35,8 +35,9 @@ void heavy_kernel(const float* device_in, float* device_out, size_t n, int itera
 /// (ComputeOnDevicesCalls.ReleasesItsMemoryBeforeReturning), whatever allocated it and whether
 /// the call succeeded or failed: cudaMalloc's memory too, measured as the device's free memory
 /// (ComputeOnDevicesDeviceWide.SuccessfulCallsLeakNoDeviceMemory), and the caller's current
-/// device restored. Returns the first CUDA error, or cudaSuccess. n < 2^31 (larger would take 8 GiB of
-/// pinned memory per buffer to test).
+/// device restored. Returns the first CUDA error, or cudaSuccess. What is tested, and so
+/// promised, goes up to n = 2^24 (64 MiB of pinned memory per buffer). n may be up to 2^31 - 1:
+/// allowed, not tested (8 GiB of pinned memory per buffer), so keep sizes in bytes in size_t.
 /// n = 0 or device_count <= 0: cudaSuccess at once, nothing read or written (`devices` may then
 /// be null) (ComputeOnDevicesCalls.NothingToDo). n may be below device_count (empty parts do nothing),
 /// and a device may appear more than once, each entry its own part
@@ -55,7 +56,9 @@ cudaError_t compute_on_devices(const float* host_in, float* host_out, size_t n, 
 
 /// Exercise 2 (peer.cu): enables direct access between devices a and b in both directions
 /// if cudaDeviceCanAccessPeer allows it (enabling twice is not an error). Returns true if
-/// direct access is on afterwards. Restores the caller's current device. a == b (a device):
+/// direct access is on afterwards. Restores the caller's current device, whichever device calls
+/// and whichever way round a and b are named (PeerAccess.RestoresTheCallersDeviceEitherWay, two
+/// GPUs). a == b (a device):
 /// true, nothing to enable. An id that is not a device (negative, or not below
 /// cudaGetDeviceCount), a == b included: false, not a crash (EnablePeerCalls.SameDeviceAndInvalidIds).
 /// Both directions on, two GPUs that allow it: PeerAccess.CopiesBetweenTwoDevices.

@@ -412,6 +412,38 @@ TEST(RunTasksTechnique, JoinsWithEventsNotOnTheHost) {
                         << "streams on the GPU: record an event on each and make streams[0] wait for it (TODO(4))";
 }
 
+// Every stream it is given is joined: each case holds one stream back for 20 ms before the call
+// (its tasks run after the hold) and waits for streams[0] only, as the caller does. A join that
+// skips a stream (a loop that stops one short: the last stream) lets the combine run before that
+// stream's tasks have written their partials, which are poisoned; the test above holds back only
+// streams[3] (an audit, 2026-11-27).
+TEST(RunTasksTechnique, JoinsEveryStreamItIsGiven) {
+  COURSE_REQUIRE_GPU();
+  struct Held {
+    int count, stream_count, held;
+  };
+  for (const Held c : {Held{32, kStreams, kStreams - 1}, Held{32, kStreams, 1}, Held{9, 4, 3}}) {
+    SCOPED_TRACE(::testing::Message() << c.count << " tasks over " << c.stream_count << " streams, streams["
+                                      << c.held << "] held back");
+    StreamsAndEvents se;
+    const float expected = serial_result(c.count, se);
+    course::DeviceBuffer<float> partials(c.count, "partials"), result(1, "result");
+    partials.poison();
+    result.poison();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    course::hold_stream(se.streams[c.held], 20.0);
+    run_tasks(c.count, partials.data(), result.data(), se.streams, c.stream_count, se.events);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaStreamSynchronize(se.streams[0]));  // the caller waits for streams[0] only
+    std::vector<float> got(1);
+    CUDA_CHECK(cudaMemcpy(got.data(), result.data(), sizeof(float), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(course::all_close(std::vector<double>{expected}, got, kTaskTolerance))
+        << "the combine ran before the tasks of streams[" << c.held << "] were done: make streams[0] wait for an "
+        << "event recorded on every other stream it is given, streams[1] to streams[stream_count - 1] (TODO(4))";
+  }
+}
+
 // H100 80GB HBM3 (2026-11-23): 32 tasks over 8 streams 6.95x the serial version (13.53 against
 // 1.95 ms), all on one stream (fixture one-stream) 1.00x.
 constexpr double kConcurrentOverSerial = 4.0;

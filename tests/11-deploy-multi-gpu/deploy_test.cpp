@@ -373,6 +373,35 @@ TEST(PeerAccess, CopiesBetweenTwoDevices) {
 }
 
 // a == b: nothing to enable (true); ids that are not devices: false, not a crash. One GPU is enough.
+// The caller's current device is restored whichever device calls and whichever way round the
+// two are named: an enable_peer_access that never restores it, but enables b to a last and so
+// ends on device a, passes PeerAccess.CopiesBetweenTwoDevices, whose caller is device 0 and whose
+// a is 0 (an audit, 2026-11-27). Needs two GPUs (a PeerAccess test: it sees every GPU in a class).
+TEST(PeerAccess, RestoresTheCallersDeviceEitherWay) {
+  COURSE_REQUIRE_GPU();
+  if (!have_two_gpus()) GTEST_SKIP() << "needs two GPUs; this machine shows " << visible_device_count();
+  int there = 0, back = 0;
+  CUDA_CHECK(cudaDeviceCanAccessPeer(&there, 0, 1));
+  CUDA_CHECK(cudaDeviceCanAccessPeer(&back, 1, 0));
+  if (!there || !back) GTEST_SKIP() << "GPUs 0 and 1 cannot access each other's memory: nothing to enable";
+  struct Call {
+    int caller, a, b;
+  };
+  for (const Call call : {Call{0, 0, 1}, Call{1, 0, 1}, Call{0, 1, 0}, Call{1, 1, 0}}) {
+    CUDA_CHECK(cudaSetDevice(call.caller));
+    EXPECT_TRUE(enable_peer_access(call.a, call.b))
+        << "enable_peer_access(" << call.a << ", " << call.b << ") returned false although the two devices can "
+        << "access each other (TODO(4))";
+    int current = -1;
+    CUDA_CHECK(cudaGetDevice(&current));
+    EXPECT_EQ(current, call.caller) << "enable_peer_access(" << call.a << ", " << call.b << ") called with device "
+                                    << call.caller << " current left device " << current
+                                    << " current: restore the caller's device before returning (TODO(4))";
+  }
+  CUDA_CHECK(cudaSetDevice(0));
+  CUDA_CHECK(cudaDeviceSynchronize());
+}
+
 TEST(EnablePeerCalls, SameDeviceAndInvalidIds) {
   COURSE_REQUIRE_GPU();
   if (!course::settings().sanitizer.empty())
@@ -606,7 +635,15 @@ TEST(PeerAccessPerf, AtLeast5xWithoutPeerAccess) {
   course::DeviceBuffer<float> destination(n, "dst");
   CUDA_CHECK(cudaSetDevice(0));
   course::Stream stream;
-  // The baseline first, before anything enables peer access in this process.
+  // The baseline first, with peer access off: an earlier case of the same program (a class's
+  // batch of the multi-GPU cases) may have left it on, and disabling what is off is no error.
+  for (const auto [device, peer] : {std::pair<int, int>{0, 1}, std::pair<int, int>{1, 0}}) {
+    CUDA_CHECK(cudaSetDevice(device));
+    const cudaError_t off = cudaDeviceDisablePeerAccess(peer);
+    if (off != cudaSuccess && off != cudaErrorPeerAccessNotEnabled) CUDA_CHECK(off);
+    (void)cudaGetLastError();  // (cudaErrorPeerAccessNotEnabled: nothing to turn off)
+  }
+  CUDA_CHECK(cudaSetDevice(0));
   const auto staged = course::time_on_stream(
       [&](cudaStream_t s) { CUDA_CHECK(cudaMemcpyPeerAsync(destination.data(), 1, source.data(), 0, n * 4, s)); }, stream, 2, 10);
   ASSERT_TRUE(enable_peer_access(0, 1)) << "enable_peer_access(0, 1) failed although the devices allow it (TODO(4))";
