@@ -306,7 +306,7 @@ TEST(AdvanceSoADeviceWide, TheLargestCount) {
     };
     EXPECT_TRUE(course::check_at(positions[k]->data(), checked, expected, kStepTolerance, names[k]))
         << "advance_soa on 2^31 - 1 particles: compute the grid's size and the element index in std::size_t "
-        << "((n + 255) / 256 wraps in an int when n is near 2^31) (TODO(1))";
+        << "((n + 255) / 256 wraps in an int when n is near 2^31) (TODO(1), TODO(2))";
   }
 }
 

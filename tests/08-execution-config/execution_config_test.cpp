@@ -228,6 +228,17 @@ struct Tasks {
   int count, streams;
 };
 
+// run_tasks' *result as its caller reads it: after waiting for streams[0] only (then for the
+// whole device, so that nothing of the call runs into the next one).
+std::vector<float> result_as_the_caller_sees_it(const course::DeviceBuffer<float>& result, StreamsAndEvents& se) {
+  CUDA_CHECK(cudaGetLastError());
+  CUDA_CHECK(cudaStreamSynchronize(se.streams[0]));  // the caller waits for streams[0] only
+  std::vector<float> got(1);
+  CUDA_CHECK(cudaMemcpy(got.data(), result.data(), sizeof(float), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return got;
+}
+
 // *result of run_tasks(count, ..., streams) against the serial version; `se` gives the streams
 // (the first `streams` of them) and events.
 ::testing::AssertionResult run_tasks_right(int count, int streams, StreamsAndEvents& se) {
@@ -236,11 +247,7 @@ struct Tasks {
   partials.poison();
   result.poison();
   run_tasks(count, partials.data(), result.data(), se.streams, streams, se.events);
-  CUDA_CHECK(cudaGetLastError());
-  CUDA_CHECK(cudaStreamSynchronize(se.streams[0]));  // the caller waits for streams[0] only
-  std::vector<float> got(1);
-  CUDA_CHECK(cudaMemcpy(got.data(), result.data(), sizeof(float), cudaMemcpyDeviceToHost));
-  CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<float> got = result_as_the_caller_sees_it(result, se);
   auto right = course::all_close(std::vector<double>{expected}, got, kTaskTolerance);
   if (!right)
     right << "\n" << count << " tasks over " << streams << " stream(s): the combine on streams[0] must run after every "
@@ -400,11 +407,7 @@ TEST(RunTasksTechnique, JoinsWithEventsNotOnTheHost) {
     run_tasks(count, partials.data(), result.data(), se.streams, kStreams, se.events);
     took = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   }
-  CUDA_CHECK(cudaGetLastError());
-  CUDA_CHECK(cudaStreamSynchronize(se.streams[0]));  // the caller waits for streams[0] only
-  std::vector<float> got(1);
-  CUDA_CHECK(cudaMemcpy(got.data(), result.data(), sizeof(float), cudaMemcpyDeviceToHost));
-  CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<float> got = result_as_the_caller_sees_it(result, se);
   EXPECT_TRUE(course::all_close(std::vector<double>{expected}, got, kTaskTolerance))
       << "with one stream held back, the combine must still wait for its tasks (TODO(4), TODO(5))";
   EXPECT_LT(took, 40.0) << "run_tasks took " << took << " ms to return while one of its streams was held back for "
@@ -433,11 +436,7 @@ TEST(RunTasksTechnique, JoinsEveryStreamItIsGiven) {
     CUDA_CHECK(cudaDeviceSynchronize());
     course::hold_stream(se.streams[c.held], 20.0);
     run_tasks(c.count, partials.data(), result.data(), se.streams, c.stream_count, se.events);
-    CUDA_CHECK(cudaGetLastError());
-    CUDA_CHECK(cudaStreamSynchronize(se.streams[0]));  // the caller waits for streams[0] only
-    std::vector<float> got(1);
-    CUDA_CHECK(cudaMemcpy(got.data(), result.data(), sizeof(float), cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<float> got = result_as_the_caller_sees_it(result, se);
     EXPECT_TRUE(course::all_close(std::vector<double>{expected}, got, kTaskTolerance))
         << "the combine ran before the tasks of streams[" << c.held << "] were done: make streams[0] wait for an "
         << "event recorded on every other stream it is given, streams[1] to streams[stream_count - 1] (TODO(4))";

@@ -561,8 +561,9 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
     every = EveryGpu(every_visible, every_gpu, ",".join(str(t) for t in every_turn),
                      lambda name: "multi-gpu" in properties.get(name, ([], 0))[0])
     # With the class's turn file, a batch holds every case of a program that runs with the same
-    # hardware queues (the multi-GPU ones too on a machine of one GPU; on several, they make a batch of their own): each measures in its own
-    # exclusive turn, whatever it runs beside (cmake/CourseTestList.cmake, COURSE_TEST_BATCHES).
+    # hardware queues (the multi-GPU ones too on a machine of one GPU; on several, they make a
+    # batch of their own, run_every_gpu's): each measures in its own exclusive turn, whatever it
+    # runs beside (cmake/CourseTestList.cmake, COURSE_TEST_BATCHES).
     batch_mode = ("queues-one-gpu" if one_gpu else "queues") if class_turns else "1"
     multi_gpu_selection = ["-L", "^student$", "-L", "^multi-gpu$"]
 
