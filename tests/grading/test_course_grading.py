@@ -1380,6 +1380,7 @@ int main(void) {
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 static int value = 1;
 static void say(const char* what, int fd) { printf("%s %s\n", what, fd >= 0 ? "opened" : strerror(errno)); }
@@ -1395,6 +1396,11 @@ int main(int argc, char** argv) {
   say("maps", open("/proc/self/maps", O_RDONLY));
   say("kmsg", open("/dev/kmsg", O_WRONLY));   /* not a device a test program writes (root could) */
   say("null", open("/dev/null", O_WRONLY));
+  /* /dev/shm: one folder for the whole node, no channel between gradings; a private memfd still works */
+  snprintf(path, sizeof path, "/dev/shm/course-probe-%d", getpid());
+  say("shm", open(path, O_RDWR | O_CREAT, 0600));
+  say("memfd", memfd_create("course-probe", MFD_CLOEXEC));
+  printf("pid %d\n", getpid());
   snprintf(path, sizeof path, "%s/inside.txt", argv[1]);
   say("inside", open(path, O_WRONLY | O_CREAT, 0644));
   int fd = open("/proc/self/mem", O_RDONLY);
@@ -1412,7 +1418,8 @@ int main(int argc, char** argv) {
         """With -s, no write through /proc/<pid>/mem (the kernel writes through page protections and
         seals there) or any other /proc file; the one the CUDA driver needs, a thread's name, gets
         /dev/null (the driver fails to start when it cannot open it). No device but the driver's
-        and the usual sinks (/dev/kmsg: root could write the kernel's log)."""
+        and the usual sinks (/dev/kmsg: root could write the kernel's log; /dev/shm: a channel
+        between gradings, where a private memfd does as well)."""
         for mode in ("enforce", "learn"):
             with tempfile.TemporaryDirectory() as folder:
                 root = pathlib.Path(folder)
@@ -1424,7 +1431,8 @@ int main(int argc, char** argv) {
                 self.assertEqual(done.returncode, 0, done.stderr)
                 self.assertEqual(said["setname"], "0", mode)  # the name's open and write succeed (into /dev/null)
                 self.assertEqual(said["null"], "opened")
-                for what in ("mem", "task-mem", "pid-mem", "oom", "reopen-mem", "kmsg"):
+                self.assertEqual(said["memfd"], "opened")
+                for what in ("mem", "task-mem", "pid-mem", "oom", "reopen-mem", "kmsg", "shm"):
                     self.assertEqual(said[what], "Permission denied", (mode, what))  # Landlock
                 self.assertEqual(said["maps"], "opened")
                 self.assertEqual(said["inside"], "opened")  # writes where -w allows them still open
@@ -1434,7 +1442,9 @@ int main(int argc, char** argv) {
                 # Nothing outside the list was called; the refused opens under /proc are named.
                 self.assertEqual(sorted(line.split(" ")[1] for line in log.splitlines()),
                                  sorted(["/proc/self/mem", f"/proc/self/task/{said['tid']}/mem", "/proc/thread-self/mem",
-                                         "/proc/self/oom_score_adj", f"/proc/self/fd/{said['fd']}", "/dev/kmsg"]), log)
+                                         "/proc/self/oom_score_adj", f"/proc/self/fd/{said['fd']}", "/dev/kmsg",
+                                         f"/dev/shm/course-probe-{said['pid']}"]), log)
+                self.assertFalse(pathlib.Path(f"/dev/shm/course-probe-{said['pid']}").exists())
                 self.assertTrue(all(line.startswith("refused-write ") for line in log.splitlines()), log)
 
     SOCKET_PROBE = r"""

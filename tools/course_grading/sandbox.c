@@ -1,7 +1,7 @@
 // course-sandbox: runs one command of student code confined by Landlock, the Linux security
 // module any unprivileged process can apply to itself (kernel 5.13 or newer). The command and
 // everything it starts may write only in the folders given with -w (and the GPU driver's device
-// files, /dev/null and the like, /dev/shm; /proc too without -s, see below), may read everything but the folders given with -h (except the folders
+// files, /dev/null and the like; /proc too without -s, see below), may read everything but the folders given with -h (except the folders
 // given with -R or -w inside them), and may open no TCP connection (kernel 6.7 or newer). tools/grade-submission compiles it and puts it in front
 // of every test command, so that ctest itself, its reports and the build tree stay out of reach.
 //
@@ -346,13 +346,14 @@ static int names_a_thread(const char* path) {
 // command (the open's answer); any other open runs on as the command asked, under Landlock, which
 // keeps /proc read-only, so a path changed after it was read here gains nothing.
 // The device files the command may write: the GPU driver's (/dev/nvidia*, MIG's /dev/nvidia-caps),
-// the usual sinks and sources, and /dev/shm. Not the rest of /dev: a grader running as root must not
-// hand student code the disks (/dev/sda, /dev/nvme*) or /dev/mem.
-static const char* const kWritableDevices[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
-                                               "/dev/shm"};
+// the usual sinks and sources. Not the rest of /dev: a grader running as root must not hand student
+// code the disks (/dev/sda, /dev/nvme*) or /dev/mem. Nor /dev/shm: it is one folder for the whole
+// node, a channel between two gradings and memory nobody charges to the grading; a test program
+// needs no named shared memory (memfd_create gives a private one), and an attempt is logged.
+static const char* const kWritableDevices[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
 
 static int device_writable(const char* path) {
-  if (strncmp(path, "/dev/nvidia", 11) == 0 || strncmp(path, "/dev/shm/", 9) == 0) return 1;
+  if (strncmp(path, "/dev/nvidia", 11) == 0) return 1;
   for (size_t i = 0; i < sizeof kWritableDevices / sizeof kWritableDevices[0]; ++i)
     if (strcmp(path, kWritableDevices[i]) == 0) return 1;
   return 0;
