@@ -275,7 +275,7 @@ std::thread take_context_turn(const std::string& path, std::atomic<bool>& given,
 
 // The lock file of a GPU turn and the three beside it (course/gpu_turn.h).
 void remove_turn_files(const std::string& path) {
-  for (const char* end : {"", ".gate", ".queue", ".context"}) ::unlink((path + end).c_str());
+  for (const char* end : {"", ".gate", ".queue", ".context", ".context-1", ".context-2"}) ::unlink((path + end).c_str());
   // The pair gate and context turn of a class on several GPUs (STEM-pair.*, beside STEM-N.turn).
   const auto dash = path.rfind('-');
   if (dash != std::string::npos && path.size() > 5 && path.compare(path.size() - 5, 5, ".turn") == 0)
@@ -319,25 +319,57 @@ TEST(GpuTurn, ExclusiveTurnsWaitForEveryOtherAndSharedOnesGoTogether) {
   remove_turn_files(path);
 }
 
-// One program at a time makes its context (the context turn), and one that waits for it holds no
-// turn: a measurement goes on meanwhile.
-TEST(GpuTurn, ContextsAreMadeOneAtATimeAndTheirQueueHoldsNoTurn) {
+// At most three programs at a time make their contexts (a slot of the context turn), and one that
+// waits for a slot holds no turn: a measurement goes on meanwhile. Whichever slot frees first is
+// the next program's.
+TEST(GpuTurn, ContextsAreMadeAtMostThreeAtATimeAndTheirQueueHoldsNoTurn) {
   using course::GpuTurnMode;
   const std::string path = testing::TempDir() + "course-gpu-turn-context-" + std::to_string(::getpid()) + ".lock";
   const std::chrono::milliseconds short_wait(300), long_wait(10000);
-  course::GpuTurn making(path);
-  making.take_context_turn();
+  course::GpuTurn first(path), second(path), third(path);
+  for (course::GpuTurn* making : {&first, &second, &third}) {
+    std::atomic<bool> made{false};
+    std::thread make([&] {
+      making->take_context_turn();
+      made = true;
+    });
+    EXPECT_TRUE(becomes_true_within(made, long_wait)) << "fewer than three programs were given the context turn at once";
+    make.join();
+  }
   std::atomic<bool> next_given{false}, next_release{false};
   std::thread next = take_context_turn(path, next_given, next_release);
-  EXPECT_FALSE(becomes_true_within(next_given, short_wait)) << "two programs were given the context turn at once";
+  EXPECT_FALSE(becomes_true_within(next_given, short_wait)) << "four programs were given the context turn at once";
   std::atomic<bool> measured{false}, measured_release{true};
   std::thread measurement = take_turn(path, GpuTurnMode::exclusive, measured, measured_release);
   EXPECT_TRUE(becomes_true_within(measured, long_wait)) << "a measurement waited for programs that wait to make a context";
   measurement.join();
-  making.release_context_turn();
-  EXPECT_TRUE(becomes_true_within(next_given, long_wait));
+  second.release_context_turn();  // the middle slot: the next program takes whichever is free
+  EXPECT_TRUE(becomes_true_within(next_given, long_wait)) << "a program waited for a slot while another was free";
+  first.release_context_turn();
+  third.release_context_turn();
   next_release = true;
   next.join();
+  remove_turn_files(path);
+}
+
+// Where a grader made one slot only (a class's turn files, which the sandbox lets programs write
+// but not make), one program at a time makes its context. (The other slots are links to nowhere
+// here: no file can be made or opened under them, as root too.)
+TEST(GpuTurn, OneSlotWhereNoOtherCanBeMade) {
+  const std::string path = testing::TempDir() + "course-gpu-turn-one-slot-" + std::to_string(::getpid()) + ".lock";
+  for (const char* end : {".context-1", ".context-2"})
+    ASSERT_EQ(::symlink("/nonexistent-course-folder/slot", (path + end).c_str()), 0);
+  const std::chrono::milliseconds short_wait(300), long_wait(10000);
+  {
+    course::GpuTurn making(path);
+    making.take_context_turn();
+    std::atomic<bool> next_given{false}, next_release{true};
+    std::thread next = take_context_turn(path, next_given, next_release);
+    EXPECT_FALSE(becomes_true_within(next_given, short_wait)) << "two programs made their contexts with one slot";
+    making.release_context_turn();
+    EXPECT_TRUE(becomes_true_within(next_given, long_wait));
+    next.join();
+  }
   remove_turn_files(path);
 }
 
@@ -875,10 +907,14 @@ TEST(GpuTurn, AProgramMakesAndTearsDownItsContextInTheContextTurn) {
   using course::GpuTurnMode;
   const std::string path = testing::TempDir() + "course-gpu-turn-made-" + std::to_string(::getpid()) + ".lock";
   const std::chrono::milliseconds short_wait(300), long_wait(10000);
+  // Two other programs make theirs meanwhile: this one holds the last slot.
+  const int other_slots[2] = {::open((path + ".context-1").c_str(), O_RDWR | O_CREAT, 0600),
+                              ::open((path + ".context-2").c_str(), O_RDWR | O_CREAT, 0600)};
+  for (int fd : other_slots) ASSERT_EQ(::flock(fd, LOCK_EX), 0);
   course::arm_gpu_turn(path, [] {});
   std::atomic<bool> next_given{false}, next_release{false};
   std::thread next = take_context_turn(path, next_given, next_release);
-  EXPECT_FALSE(becomes_true_within(next_given, short_wait)) << "another program made its context beside this one's";
+  EXPECT_FALSE(becomes_true_within(next_given, short_wait)) << "another program made its context beside this one's (every slot taken)";
   course::context_made();
   EXPECT_TRUE(becomes_true_within(next_given, long_wait)) << "the context turn was kept after the context was made";
   // The end: the program lets go of its shared turn while it waits for the context turn.
@@ -902,6 +938,7 @@ TEST(GpuTurn, AProgramMakesAndTearsDownItsContextInTheContextTurn) {
   EXPECT_FALSE(turn_free(path + ".context", LOCK_EX)) << "the context turn was not taken for the teardown";
   course::disarm_gpu_turn();
   EXPECT_TRUE(turn_free(path + ".context", LOCK_EX));
+  for (int fd : other_slots) ::close(fd);
   remove_turn_files(path);
 }
 

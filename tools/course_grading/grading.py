@@ -459,8 +459,12 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
     # Every GPU's turn file, in the GPUs' order (every program takes them in the same order): the
     # multi-GPU tests take turns through all of them.
     every_turn = [pathlib.Path(lock_dir) / f"gpu-{g}.turn" for g in sorted(set(every_gpu), key=int)] if class_turns else []
-    turn_files = [file for base in (every_turn or [turns])
-                  for file in (base, *(base.with_name(base.name + end) for end in (".gate", ".queue", ".context")))]
+    # With the context turn's slots (course/gpu_turn.h: that many programs make or end their
+    # contexts at once): COURSE_CONTEXT_SLOTS=1 in the grader's environment makes the first only,
+    # as before 2026-11-27 (a program cannot make the others: the sandbox lets it write these files only).
+    slots = max(1, min(3, int(os.environ.get("COURSE_CONTEXT_SLOTS", "3") or "3")))
+    ends = (".gate", ".queue", ".context", *(f".context-{n}" for n in range(1, slots)))
+    turn_files = [file for base in (every_turn or [turns]) for file in (base, *(base.with_name(base.name + end) for end in ends))]
     # The pair gate and context turn of the programs of several GPUs (course/gpu_turn.h), made only
     # with COURSE_GPU_TURN_PRIORITY=1 in the grader's environment: without them those programs take
     # their turns on every GPU at once only. Off by default: on 2 x H100 (2026-11-27) a class of 12

@@ -38,6 +38,16 @@ int open_lock(const std::string& path) {
   return fd;
 }
 
+// A further context slot: made where the program may make it (a grading's own turn files); in a
+// class, the grader makes as many as it wants (course-sandbox lets the programs write no other
+// file), and one it did not make is not there. flock needs no write access: an open for reading
+// takes it as well. -1 when there is none.
+int open_context_slot(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  return fd;
+}
+
 void lock(int fd, int operation, const std::string& path) {
   while (::flock(fd, operation) != 0) {
     if (errno != EINTR) throw std::runtime_error("cannot lock " + path + ": " + std::strerror(errno));
@@ -158,6 +168,7 @@ GpuTurn::GpuTurn(const std::string& paths) : path_(paths) {
       file.probe = open_lock(path + ".queue");
       file.lock = open_lock(path);
       file.context = open_lock(path + ".context");
+      for (int slot = 0; slot < 2; ++slot) file.context_more[slot] = open_context_slot(path + ".context-" + std::to_string(slot + 1));
     }
     // The pair gate: made by a program of several GPUs (or the grader); a program of one GPU uses
     // it where it exists (a class on several GPUs), and on one GPU alone there is none.
@@ -192,7 +203,7 @@ GpuTurn::~GpuTurn() { close_all(); }
 
 void GpuTurn::close_all() {
   for (Files& file : files_)
-    for (int* fd : {&file.lock, &file.gate, &file.queue, &file.probe, &file.context})
+    for (int* fd : {&file.lock, &file.gate, &file.queue, &file.probe, &file.context, &file.context_more[0], &file.context_more[1]})
       if (*fd >= 0) {
         ::close(*fd);  // closing them lets go of the locks
         *fd = -1;
@@ -355,9 +366,30 @@ void GpuTurn::take_context_turn() {
     return;
   }
   take_every(
-      files_.size(), [this](std::size_t i) { return try_lock(files_[i].context, LOCK_EX, files_[i].path + ".context"); },
-      [this](std::size_t i) { lock(files_[i].context, LOCK_EX, files_[i].path + ".context"); },
-      [this](std::size_t i) { ::flock(files_[i].context, LOCK_UN); });
+      files_.size(), [this](std::size_t i) { return try_context_slot(files_[i]); },
+      [this](std::size_t i) { wait_for_context_slot(files_[i]); },
+      [this](std::size_t i) {
+        ::flock(files_[i].context_held, LOCK_UN);
+        files_[i].context_held = -1;
+      });
+}
+
+// Any free slot of the GPU's, taken at once; false when every one is busy.
+bool GpuTurn::try_context_slot(Files& file) {
+  for (int fd : {file.context, file.context_more[0], file.context_more[1]}) {
+    if (fd < 0) continue;
+    if (try_lock(fd, LOCK_EX, file.path + ".context")) {
+      file.context_held = fd;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Every slot busy: tries them all again every 2 ms until one is free (a blocking wait on one slot
+// would wait for that one while another freed first).
+void GpuTurn::wait_for_context_slot(Files& file) {
+  while (!try_context_slot(file)) std::this_thread::sleep_for(std::chrono::milliseconds(2));
 }
 
 void GpuTurn::release_context_turn() {
@@ -365,7 +397,11 @@ void GpuTurn::release_context_turn() {
     ::flock(pair_context_, LOCK_UN);
     return;
   }
-  for (Files& file : files_) ::flock(file.context, LOCK_UN);
+  for (Files& file : files_)
+    if (file.context_held >= 0) {
+      ::flock(file.context_held, LOCK_UN);
+      file.context_held = -1;
+    }
 }
 
 std::string GpuTurn::pair_context_path() const {

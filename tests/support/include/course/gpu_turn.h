@@ -50,12 +50,16 @@
 /// only then do the shared turns come back: one drain of the GPU serves every measurement that
 /// queued meanwhile, rather than one each, and no measurement is starved by later shared turns.
 ///
-/// A fourth file, PATH.context, lets one program at a time make its CUDA context, and tear it
-/// down: the driver does one after another anyway (on the H100, one alone takes 0.06-0.1 s; eight
-/// that begin together 0.83 s each), and a context in the making cannot yield, so a measurement
-/// that came then waited for every one begun, most after a measurement had let several programs
-/// start at once. A program takes PATH.context before the shared turn, holding no turn while it
-/// waits for it: a measurement then waits for one context at most. (Contexts made beside
+/// A fourth file, PATH.context, and its slots PATH.context-1 and PATH.context-2 where they exist,
+/// let at most that many programs at a time make their CUDA contexts, and tear them down. A
+/// context in the making cannot yield, so a measurement that came then waited for every one begun,
+/// most after a measurement had let several programs start at once; unbounded, that was 8 or
+/// more. The driver makes them partly side by side (tools/measure-context-cost.py, H100, driver
+/// 580, 2026-11-27: a program's start and end 0.32 s alone; 2, 4 and 8 at once ended 1.36, 1.57
+/// and 1.62 x as many per second): three slots take most of that gain, and a measurement waits for
+/// three contexts at most. One slot was a floor of 42 programs x 0.3 s = 12.5 s per submission on
+/// a GPU, whatever the class. A program takes a slot before the shared turn, holding no turn while
+/// it waits for one. (Contexts made beside
 /// measurements, in the context turn alone, got a class of 12 on the H100 seven wrong verdicts,
 /// 2026-11-25: a free-memory test saw another program's new context as a leak of 1-3 GB, and a
 /// host-timed measurement fell to 2.4x where 4x is required. Contexts made in the exclusive turn
@@ -144,7 +148,8 @@ class GpuTurn {
   /// Lets go of a priority kept for `slice` or longer (the pair gate); may be called from another
   /// thread than the turn's, without a lock.
   void end_priority_after(std::chrono::milliseconds slice);
-  /// Waits until no other program makes or tears down its context (PATH.context) and holds that
+  /// Waits until a slot is free, of PATH.context, PATH.context-1 and PATH.context-2 (those there
+  /// are): fewer programs than slots make or tear down their contexts; and holds that slot
   /// (above); never called while a turn is held. Throws std::runtime_error when it cannot lock.
   void take_context_turn();
   /// Lets go of what take_context_turn took.
@@ -159,8 +164,12 @@ class GpuTurn {
     int gate = -1;
     int queue = -1;
     int probe = -1;  // the queue once more: flock sees this descriptor's lock apart from queue's
-    int context = -1;
+    int context = -1;      // PATH.context, the first slot
+    int context_more[2] = {-1, -1};  // PATH.context-1 and -2: the other slots, where they exist (-1: none)
+    int context_held = -1;  // the slot's descriptor this program holds
   };
+  bool try_context_slot(Files& file);
+  void wait_for_context_slot(Files& file);
   void close_all();
   std::string path_;
   std::vector<Files> files_;
