@@ -78,7 +78,7 @@ def main():
     turns = [logs / (f"gpu-{gpu}.turn" if gpu is not None else "gpu.turn") for gpu in gpus]
     queues = []
     for turn in turns:
-        for end in ("", ".gate", ".queue", ".context", ".context-1", ".context-2"):
+        for end in ("", ".gate", ".queue", ".context"):
             pathlib.Path(str(turn) + end).touch()
         queues.append(open(str(turn) + ".queue"))
         fcntl.flock(queues[-1], fcntl.LOCK_SH)  # a measurement always waits: every program yields

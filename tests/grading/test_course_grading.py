@@ -749,15 +749,16 @@ class SeveralGpus(unittest.TestCase):
         self.assertEqual(test_dir, ws.root / "ctest-every-gpu")
         self.assertIn(str(ws.build), (test_dir / "CTestTestfile.cmake").read_text())
         for gpu in ("0", "1"):  # every GPU's turn files exist (the sandbox lets the programs write them)
-            for end in ("", ".gate", ".queue", ".context", ".context-1", ".context-2"):
+            for end in ("", ".gate", ".queue", ".context"):
                 self.assertTrue((lock_dir / f"gpu-{gpu}.turn{end}").exists())
-        # COURSE_CONTEXT_SLOTS=1: the context turn's first slot only (one program at a time makes its context).
-        one_slot = pathlib.Path(tempfile.mkdtemp())
+        # One context slot by default; COURSE_CONTEXT_SLOTS=3: two more on each GPU (course/gpu_turn.h).
+        self.assertEqual(sorted(path.name for path in lock_dir.glob("gpu-*.turn.context-*")), [])
+        three_slots = pathlib.Path(tempfile.mkdtemp())
         with mock.patch.object(G.subprocess, "run", fake_run), mock.patch.object(R, "read_junit", read_junit), \
-                mock.patch.object(R, "test_properties", lambda *a, **k: {}), mock.patch.dict(os.environ, {"COURSE_CONTEXT_SLOTS": "1"}):
-            G.test(ws, ["11-deploy-multi-gpu"], {}, gpu="1", all_gpus="0,1", lock_dir=str(one_slot), batches=False)
-        self.assertTrue((one_slot / "gpu-1.turn.context").exists())
-        self.assertEqual(sorted(path.name for path in one_slot.glob("gpu-*.turn.context-*")), [])
+                mock.patch.object(R, "test_properties", lambda *a, **k: {}), mock.patch.dict(os.environ, {"COURSE_CONTEXT_SLOTS": "3"}):
+            G.test(ws, ["11-deploy-multi-gpu"], {}, gpu="1", all_gpus="0,1", lock_dir=str(three_slots), batches=False)
+        self.assertEqual(sorted(path.name for path in three_slots.glob("gpu-*.turn.context-*")),
+                         [f"gpu-{g}.turn.context-{n}" for g in (0, 1) for n in (1, 2)])
 
 
     def test_the_multi_gpu_cases_run_as_one_batch_and_what_did_not_stand_one_by_one(self):

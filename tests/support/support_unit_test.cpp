@@ -326,6 +326,7 @@ TEST(GpuTurn, ContextsAreMadeAtMostThreeAtATimeAndTheirQueueHoldsNoTurn) {
   using course::GpuTurnMode;
   const std::string path = testing::TempDir() + "course-gpu-turn-context-" + std::to_string(::getpid()) + ".lock";
   const std::chrono::milliseconds short_wait(300), long_wait(10000);
+  for (const char* end : {".context-1", ".context-2"}) ::close(::open((path + end).c_str(), O_RDWR | O_CREAT, 0600));  // as a grader makes them
   course::GpuTurn first(path), second(path), third(path);
   for (course::GpuTurn* making : {&first, &second, &third}) {
     std::atomic<bool> made{false};
@@ -352,13 +353,10 @@ TEST(GpuTurn, ContextsAreMadeAtMostThreeAtATimeAndTheirQueueHoldsNoTurn) {
   remove_turn_files(path);
 }
 
-// Where a grader made one slot only (a class's turn files, which the sandbox lets programs write
-// but not make), one program at a time makes its context. (The other slots are links to nowhere
-// here: no file can be made or opened under them, as root too.)
-TEST(GpuTurn, OneSlotWhereNoOtherCanBeMade) {
+// Where nobody made the other slots (the default), one program at a time makes its context: a
+// program never makes them.
+TEST(GpuTurn, OneSlotWhereNoOtherWasMade) {
   const std::string path = testing::TempDir() + "course-gpu-turn-one-slot-" + std::to_string(::getpid()) + ".lock";
-  for (const char* end : {".context-1", ".context-2"})
-    ASSERT_EQ(::symlink("/nonexistent-course-folder/slot", (path + end).c_str()), 0);
   const std::chrono::milliseconds short_wait(300), long_wait(10000);
   {
     course::GpuTurn making(path);
@@ -370,6 +368,7 @@ TEST(GpuTurn, OneSlotWhereNoOtherCanBeMade) {
     EXPECT_TRUE(becomes_true_within(next_given, long_wait));
     next.join();
   }
+  EXPECT_NE(::access((path + ".context-1").c_str(), F_OK), 0) << "a program made a context slot";
   remove_turn_files(path);
 }
 

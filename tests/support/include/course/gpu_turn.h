@@ -50,16 +50,20 @@
 /// only then do the shared turns come back: one drain of the GPU serves every measurement that
 /// queued meanwhile, rather than one each, and no measurement is starved by later shared turns.
 ///
-/// A fourth file, PATH.context, and its slots PATH.context-1 and PATH.context-2 where they exist,
-/// let at most that many programs at a time make their CUDA contexts, and tear them down. A
-/// context in the making cannot yield, so a measurement that came then waited for every one begun,
-/// most after a measurement had let several programs start at once; unbounded, that was 8 or
-/// more. The driver makes them partly side by side (tools/measure-context-cost.py, H100, driver
-/// 580, 2026-11-27: a program's start and end 0.32 s alone; 2, 4 and 8 at once ended 1.36, 1.57
-/// and 1.62 x as many per second): three slots take most of that gain, and a measurement waits for
-/// three contexts at most. One slot was a floor of 42 programs x 0.3 s = 12.5 s per submission on
-/// a GPU, whatever the class. A program takes a slot before the shared turn, holding no turn while
-/// it waits for one. (Contexts made beside
+/// A fourth file, PATH.context, lets one program at a time make its CUDA context, and tear it
+/// down: a context in the making cannot yield, so a measurement that came then waited for every
+/// one begun, most after a measurement had let several programs start at once. A program takes
+/// PATH.context before the shared turn, holding no turn while it waits for it: a measurement then
+/// waits for one context at most. Where PATH.context-1 and PATH.context-2 exist (made by the
+/// grader with COURSE_CONTEXT_SLOTS=2 or 3; a program never makes them), they are further slots:
+/// that many programs make or end their contexts at once. The driver makes contexts partly side
+/// by side (tools/measure-context-cost.py, H100, driver 580, 2026-11-27: a program's start and end
+/// 0.32 s alone; 2, 4 and 8 at once ended 1.36, 1.57 and 1.62 x as many per second), and one slot
+/// is a floor of 42 programs x 0.3 s = 12.5 s per submission on a GPU. But with three slots a class
+/// of 6 references and the starter on one H100 of a 2 x H100 machine took 258 s against 199 s
+/// with one (a day apart, other changes between): its context waits fell from 429 to 168
+/// program-s, its waits behind measurements rose to 603 (a measurement waits for up to three
+/// contexts in the making). So one slot stays the default until an A/B on one machine decides. (Contexts made beside
 /// measurements, in the context turn alone, got a class of 12 on the H100 seven wrong verdicts,
 /// 2026-11-25: a free-memory test saw another program's new context as a leak of 1-3 GB, and a
 /// host-timed measurement fell to 2.4x where 4x is required. Contexts made in the exclusive turn
@@ -148,8 +152,8 @@ class GpuTurn {
   /// Lets go of a priority kept for `slice` or longer (the pair gate); may be called from another
   /// thread than the turn's, without a lock.
   void end_priority_after(std::chrono::milliseconds slice);
-  /// Waits until a slot is free, of PATH.context, PATH.context-1 and PATH.context-2 (those there
-  /// are): fewer programs than slots make or tear down their contexts; and holds that slot
+  /// Waits until a slot is free, of PATH.context, PATH.context-1 and PATH.context-2 (those that
+  /// exist): fewer programs than slots make or tear down their contexts; and holds that slot
   /// (above); never called while a turn is held. Throws std::runtime_error when it cannot lock.
   void take_context_turn();
   /// Lets go of what take_context_turn took.
