@@ -23,6 +23,10 @@ count=$(echo "$gpus" | tr ',' '\n' | grep -c .)
 n_all=${3:-$(( n * count ))}
 nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader | tee "$logs/device.txt"
 echo "cores: $(nproc)" | tee -a "$logs/device.txt"
+# Which cores and memory each GPU is near: a class on a machine of two sockets saw every
+# reference's mapped-memory reads (chapter 03) at 0.55 of its pinned copies where one H100 alone
+# gives 0.93 (2026-11-27); the topology tells whether the gradings ran far from their GPU.
+{ nvidia-smi topo -m; lscpu | grep -Ei "numa|socket|model name"; } >"$logs/topology.txt" 2>&1
 work=$(mktemp -d)
 # The course without its builds and without .git: a course with .git is judged by its HEAD, and
 # the device's copy of .git can be older than its files.
