@@ -1408,6 +1408,7 @@ int main(int argc, char** argv) {
   snprintf(path, sizeof path, "/dev/shm/course-probe-%d", getpid());
   say("shm", open(path, O_RDWR | O_CREAT, 0600));
   say("memfd", memfd_create("course-probe", MFD_CLOEXEC));
+  say("injection", open("/dev/shm/cuda_injection_path_shm", O_RDWR | O_CREAT | O_CLOEXEC, 0666));  /* the driver's: refused, not logged */
   printf("pid %d\n", getpid());
   snprintf(path, sizeof path, "%s/inside.txt", argv[1]);
   say("inside", open(path, O_WRONLY | O_CREAT, 0644));
@@ -1440,7 +1441,7 @@ int main(int argc, char** argv) {
                 self.assertEqual(said["setname"], "0", mode)  # the name's open and write succeed (into /dev/null)
                 self.assertEqual(said["null"], "opened")
                 self.assertEqual(said["memfd"], "opened")
-                for what in ("mem", "task-mem", "pid-mem", "oom", "reopen-mem", "kmsg", "shm"):
+                for what in ("mem", "task-mem", "pid-mem", "oom", "reopen-mem", "kmsg", "shm", "injection"):
                     self.assertEqual(said[what], "Permission denied", (mode, what))  # Landlock
                 self.assertEqual(said["maps"], "opened")
                 self.assertEqual(said["inside"], "opened")  # writes where -w allows them still open
