@@ -5,7 +5,8 @@
 # class has the untouched starter too, counted among its graded submissions. Prints
 # the seconds per submission of each, the scaling (throughput on G GPUs over G x the throughput on
 # one) and, from the one-GPU class, the time of 200 submissions. Logs, class files and each
-# grading's timing.json, and with CLASS_ARGS=--profile its profile.txt (NAME-timing.tgz), in LOGDIR.
+# grading's timing.json, and with CLASS_ARGS=--profile its profile.txt (NAME-timing.tgz), what the
+# machine did every 2 s (NAME-monitor.csv) and who held the turn files every 10 s (NAME-locks.txt), in LOGDIR.
 # Usage: tools/gpu-run-class-scaling.sh LOGDIR [N (default 12)] [N_ALL (default N x G)]
 #   N = 0 skips the one-GPU class, N_ALL = 0 the class on every GPU (e.g. to measure them in two
 #   calls of a device of limited time; the summary then gives each one's seconds alone).
@@ -83,6 +84,11 @@ grade() {  # grade NAME SUBMISSIONS GPUS
   python3 "$top/tools/make-class.py" make "$work/$name" --references "$subs" >/dev/null
   local start=$(date +%s)
   monitor "$logs/$name-monitor.csv" & local monitoring=$!
+  # Every 10 s, who holds and who waits for the class's turn files (NAME-locks.txt): where a class
+  # whose GPUs idle waits (the 2-GPU class that graded nothing, 2026-11-26 and -27).
+  mkdir -p "$work/$name-graded/.locks"
+  python3 "$top/tools/class-locks.py" "$work/$name-graded/.locks" --every 10 --out "$logs/$name-locks.txt" &
+  local locking=$!
   if [ -n "${CLASS_DEADLINE:-}" ]; then
     # Each grading runs in a session of its own: those still running are killed by their paths below.
     timeout --kill-after=10 "$CLASS_DEADLINE" "$top/tools/grade-class" "$work/$name" \
@@ -98,7 +104,7 @@ grade() {  # grade NAME SUBMISSIONS GPUS
     "$top/tools/grade-class" --collect "$work/$name-graded" >>"$logs/$name.log" 2>&1
   fi
   local seconds=$(( $(date +%s) - start ))
-  kill $monitoring 2>/dev/null
+  kill $monitoring $locking 2>/dev/null
   python3 "$top/tools/make-class.py" check "$work/$name-graded" "$work/$name" >"$logs/$name-check.txt" 2>&1
   local check=$?
   cp "$work/$name-graded/class.csv" "$logs/$name-class.csv" 2>/dev/null

@@ -1133,6 +1133,39 @@ class GpuLocks(unittest.TestCase):
                 thread.join(10)
 
 
+class ClassLocks(unittest.TestCase):
+    """tools/class-locks.py: who holds and who waits for a class's turn files, from the kernel's
+    table of locks (a stalled class's GPUs idle while its programs wait on one of them)."""
+
+    def test_holders_and_waiters_per_turn_file(self):
+        loader = importlib.machinery.SourceFileLoader("class_locks", str(COURSE / "tools" / "class-locks.py"))
+        spec = importlib.util.spec_from_loader(loader.name, loader)
+        class_locks = importlib.util.module_from_spec(spec)
+        loader.exec_module(class_locks)
+        folder = pathlib.Path(tempfile.mkdtemp())
+        inodes = {}
+        for name in ("gpu-0.turn", "gpu-0.turn.gate", "gpu-0.turn.context", "gpu-1.turn"):
+            (folder / name).touch()
+            inodes[name] = (folder / name).stat().st_ino
+        me = os.getpid()
+        table = "\n".join([
+            f"1: FLOCK  ADVISORY  WRITE {me} 00:2e:{inodes['gpu-0.turn']} 0 EOF",
+            f"1: -> FLOCK  ADVISORY  READ 7 00:2e:{inodes['gpu-0.turn']} 0 EOF",
+            f"1: -> FLOCK  ADVISORY  READ 8 00:2e:{inodes['gpu-0.turn']} 0 EOF",
+            f"2: FLOCK  ADVISORY  READ 9 00:2e:{inodes['gpu-1.turn']} 0 EOF",
+            f"3: FLOCK  ADVISORY  READ 10 00:2e:{inodes['gpu-1.turn']} 0 EOF",
+            f"4: -> FLOCK  ADVISORY  WRITE 11 00:2e:{inodes['gpu-0.turn.context']} 0 EOF",
+            "5: POSIX  ADVISORY  WRITE 12 00:2e:999999999 0 EOF",  # not a turn file's
+        ])
+        lines = class_locks.snapshot(folder, table)
+        self.assertEqual(len(lines), 3, lines)
+        self.assertTrue(lines[0].startswith(f"  gpu-0.turn: held exclusive by {me} "), lines)
+        self.assertIn("waited for by 2 shared", lines[0])
+        self.assertEqual(lines[1], "  gpu-0.turn.context: waited for by 1 exclusive")
+        self.assertEqual(lines[2], "  gpu-1.turn: held shared by 2")
+        self.assertEqual(class_locks.snapshot(folder, ""), ["  (no turn file held or waited for)"])
+
+
 class JudgedAgainAlone(unittest.TestCase):
     """grading.judge_shared_faults_alone: a fault a neighbour could have caused is judged again
     alone; on several GPUs, a test that uses every GPU holds every GPU's lock for it."""
