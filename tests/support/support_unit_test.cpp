@@ -21,6 +21,7 @@
 #include <thread>
 
 #include <fcntl.h>
+#include <sched.h>
 #include <link.h>
 #include <sys/file.h>
 #include <sys/auxv.h>
@@ -204,6 +205,58 @@ TEST(FreeMemory, TheSkipReasonIsWhatTheGraderRecognises) {
   const std::regex memory_skip(R"(needs [\d.e+]+ GB of free device memory)");
   EXPECT_TRUE(std::regex_search(with_what, memory_skip)) << with_what;
   EXPECT_TRUE(std::regex_search(without, memory_skip)) << without;
+}
+
+// The CPUs nearest a GPU (course::run_near_the_gpu): sysfs's CPU lists and CUDA's PCI bus ids.
+TEST(NearTheGpu, ReadsCpuListsAndFindsThePciDevice) {
+  EXPECT_EQ(course::parse_cpu_list("0-3,8,10-11\n"), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
+  EXPECT_EQ(course::parse_cpu_list("16-31,48-63"), [] {
+    std::vector<int> cpus;
+    for (int cpu = 16; cpu < 32; ++cpu) cpus.push_back(cpu);
+    for (int cpu = 48; cpu < 64; ++cpu) cpus.push_back(cpu);
+    return cpus;
+  }());
+  EXPECT_EQ(course::parse_cpu_list("5"), (std::vector<int>{5}));
+  for (const char* bad : {"", "\n", "3-1", "a-b", "1,,2", "-1", "0-3,x"})
+    EXPECT_TRUE(course::parse_cpu_list(bad).empty()) << bad;
+  EXPECT_EQ(course::pci_sysfs_folder("0000:3B:00.0"), "/sys/bus/pci/devices/0000:3b:00.0");
+  EXPECT_EQ(course::pci_sysfs_folder("00000000:3B:00.0"), "/sys/bus/pci/devices/0000:3b:00.0");  // NVML's 8-digit domain
+  EXPECT_EQ(course::pci_sysfs_folder("0001:c1:00.1"), "/sys/bus/pci/devices/0001:c1:00.1");
+  for (const char* bad : {"", "3B:00.0", "0000:3B:00", "0000:3G:00.0", "00010000:3B:00.0", "0000:3B:00.0/../x"})
+    EXPECT_TRUE(course::pci_sysfs_folder(bad).empty()) << bad;
+}
+
+// keep_this_thread_on narrows the calling thread's CPUs to those given that it may run on, and
+// leaves them be where that is all of them or none (in threads of their own: the test's stays).
+TEST(NearTheGpu, KeepsTheThreadOnTheNearCpusOnly) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  std::vector<int> mine;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &allowed)) mine.push_back(cpu);
+  std::thread([&] {
+    EXPECT_FALSE(course::keep_this_thread_on(mine)) << "every CPU it may run on is as near";
+    EXPECT_FALSE(course::keep_this_thread_on({CPU_SETSIZE + 1, -1})) << "none of them is one it may run on";
+    EXPECT_FALSE(course::keep_this_thread_on({}));
+    cpu_set_t now;
+    ASSERT_EQ(sched_getaffinity(0, sizeof now, &now), 0);
+    EXPECT_EQ(CPU_COUNT(&now), static_cast<int>(mine.size())) << "a call that said nothing changed the CPUs";
+  }).join();
+  if (mine.size() < 2) GTEST_SKIP() << "one CPU here: there is nothing to narrow";
+  std::thread([&] {
+    const std::optional<std::string> said = course::keep_this_thread_on({mine.back(), 100000});
+    ASSERT_TRUE(said);
+    EXPECT_EQ(said->rfind("CPUs " + std::to_string(mine.back()) + " of ", 0), 0u) << *said;
+    cpu_set_t now;
+    ASSERT_EQ(sched_getaffinity(0, sizeof now, &now), 0);
+    EXPECT_EQ(CPU_COUNT(&now), 1);
+    EXPECT_TRUE(CPU_ISSET(mine.back(), &now));
+    std::thread([&] {  // a thread it starts from then on stays there too
+      cpu_set_t inherited;
+      ASSERT_EQ(sched_getaffinity(0, sizeof inherited, &inherited), 0);
+      EXPECT_EQ(CPU_COUNT(&inherited), 1);
+    }).join();
+  }).join();
 }
 
 TEST(PerfScale, ParsesValidFactorsAndRejectsOthers) {

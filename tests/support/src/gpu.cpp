@@ -3,12 +3,15 @@
 
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cctype>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <sstream>
 #include <type_traits>
@@ -30,6 +33,96 @@ std::optional<std::string> gpu_unavailable_reason() {
   }
   if (count == 0) return std::string("no CUDA device: none visible");
   return std::nullopt;
+}
+
+std::vector<int> parse_cpu_list(const std::string& list) {
+  std::vector<int> cpus;
+  std::string text = list;
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+  if (text.empty()) return {};
+  std::istringstream ranges(text);
+  std::string range;
+  while (std::getline(ranges, range, ',')) {
+    const auto dash = range.find('-');
+    const std::string first_text = range.substr(0, dash);
+    const std::string last_text = dash == std::string::npos ? first_text : range.substr(dash + 1);
+    const auto digits = [](const std::string& word) {
+      return !word.empty() && word.size() <= 6 &&
+             std::all_of(word.begin(), word.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+    };
+    if (!digits(first_text) || !digits(last_text)) return {};
+    const int first = std::stoi(first_text), last = std::stoi(last_text);
+    if (last < first) return {};
+    for (int cpu = first; cpu <= last; ++cpu) cpus.push_back(cpu);
+  }
+  std::sort(cpus.begin(), cpus.end());
+  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+  return cpus;
+}
+
+std::string pci_sysfs_folder(const std::string& bus_id) {
+  // domain:bus:device.function, all hexadecimal; sysfs names the domain with 4 digits, in lower case.
+  const auto first = bus_id.find(':');
+  if (first == std::string::npos || first < 4) return {};
+  const std::string domain = bus_id.substr(first - 4, 4);
+  std::string rest = bus_id.substr(first);  // ":3B:00.0"
+  if (bus_id.substr(0, first - 4).find_first_not_of('0') != std::string::npos) return {};  // a domain past 16 bits
+  if (rest.size() != 8 || rest[0] != ':' || rest[3] != ':' || rest[6] != '.') return {};
+  std::string name = domain + rest;
+  for (char& c : name) {
+    if (c == ':' || c == '.') continue;
+    if (!std::isxdigit(static_cast<unsigned char>(c))) return {};
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return "/sys/bus/pci/devices/" + name;
+}
+
+namespace {
+std::string cpu_list_text(const std::vector<int>& cpus) {
+  std::ostringstream out;
+  for (std::size_t i = 0; i < cpus.size();) {
+    std::size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    out << (i ? "," : "") << cpus[i];
+    if (j > i) out << "-" << cpus[j];
+    i = j + 1;
+  }
+  return out.str();
+}
+}  // namespace
+
+std::optional<std::string> run_near_the_gpu() {
+  int device = 0;
+  char bus_id[64] = {0};
+  if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device) != cudaSuccess) {
+    cudaGetLastError();
+    return std::nullopt;
+  }
+  const std::string folder = pci_sysfs_folder(bus_id);
+  if (folder.empty()) return std::nullopt;
+  std::ifstream file(folder + "/local_cpulist");
+  std::string line;
+  if (!file || !std::getline(file, line)) return std::nullopt;
+  const std::optional<std::string> kept = keep_this_thread_on(parse_cpu_list(line));
+  if (!kept) return std::nullopt;
+  return *kept + ", those nearest the GPU (" + bus_id + ")";
+}
+
+std::optional<std::string> keep_this_thread_on(const std::vector<int>& near) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (near.empty() || sched_getaffinity(0, sizeof allowed, &allowed) != 0) return std::nullopt;
+  std::vector<int> now, kept;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &allowed)) now.push_back(cpu);
+  for (int cpu : near)
+    if (cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &allowed)) kept.push_back(cpu);
+  if (kept.empty() || kept.size() == now.size()) return std::nullopt;  // all as near, or none of them ours
+  cpu_set_t chosen;
+  CPU_ZERO(&chosen);
+  for (int cpu : kept) CPU_SET(cpu, &chosen);
+  if (sched_setaffinity(0, sizeof chosen, &chosen) != 0) return std::nullopt;
+  return "CPUs " + cpu_list_text(kept) + " of " + cpu_list_text(now);
 }
 
 const DeviceInfo& current_device() {

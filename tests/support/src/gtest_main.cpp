@@ -126,6 +126,8 @@ int main(int argc, char** argv) {
         const course::ProfileScope driver("CUDA driver (first CUDA call)");
         why = course::gpu_unavailable_reason();
       }
+      // The CPUs beside the GPU, before the context and any pinned memory (course/gpu.h).
+      const std::optional<std::string> near = why ? std::nullopt : course::run_near_the_gpu();
       // The GPU turn (course/gpu_turn.h): the shared one before the context exists, kept until the
       // process has exited; the exclusive one while measuring, and through a test of a suite
       // that measures the whole device. The context is made, and torn down, in the context turn.
@@ -144,6 +146,7 @@ int main(int argc, char** argv) {
         std::printf("[  COURSE  ] %s\n", why->c_str());
       } else {
         std::printf("[  COURSE  ] device: %s\n", course::device_line().c_str());
+        if (near) std::printf("[  COURSE  ] %s\n", near->c_str());
         if (course::settings().gpu_lock && course::settings().gpu_yield) yield_gpu_turn_from_now();
       }
     } catch (const std::exception& error) {

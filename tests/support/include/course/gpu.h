@@ -17,6 +17,30 @@ namespace course {
 /// Why no GPU test can run here ("no CUDA device: <error>"), or nothing when a device is usable.
 std::optional<std::string> gpu_unavailable_reason();
 
+/// The CPUs of a Linux CPU list, as sysfs writes one ("0-15,32-47"), in increasing order; empty
+/// when `list` is not one. CPU only (unit tests).
+std::vector<int> parse_cpu_list(const std::string& list);
+
+/// The sysfs folder of the PCI device whose bus id CUDA gives ("0000:3B:00.0", or with NVML's
+/// 8-digit domain "00000000:3B:00.0"): "/sys/bus/pci/devices/0000:3b:00.0"; empty when `bus_id`
+/// is not one. CPU only (unit tests).
+std::string pci_sysfs_folder(const std::string& bus_id);
+
+/// Keeps the calling thread, and the threads it starts from now on, on the CPUs nearest the
+/// current GPU (its PCI device's local_cpulist), where the machine has CPUs farther from it (a
+/// machine of two sockets): pinned host memory is then placed, at first touch, in the memory
+/// beside the GPU, and the GPU's reads of mapped host memory do not cross the link between the
+/// sockets (2 x H100, 2026-11-27: every reference's mapped reads at 0.55 of its pinned copies, not
+/// 0.93; not yet run with this). Returns what it did, for the log ("CPUs 0-15 of 0-31, those
+/// nearest the GPU"), or nothing where every CPU is as near (the usual machine of one socket) or
+/// the list cannot be read. Called by main() once the driver has started, before the context.
+std::optional<std::string> run_near_the_gpu();
+
+/// Keeps the calling thread (and the threads it starts from now on) on those of `near` it may
+/// run on now: "CPUs 0-15 of 0-31"; nothing, and no change, when that is every CPU it may run on
+/// now or none of them. run_near_the_gpu's second half; CPU only (unit tests).
+std::optional<std::string> keep_this_thread_on(const std::vector<int>& near);
+
 /// What the tests need to know about the current device.
 struct DeviceInfo {
   std::string name;                    ///< e.g. "NVIDIA H100 80GB HBM3"
