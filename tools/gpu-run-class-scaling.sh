@@ -115,6 +115,8 @@ grade() {  # grade NAME SUBMISSIONS GPUS
   # Each grading's timing.json (phases, waits), in one file: a device run returns few files.
   # (with CLASS_ARGS=--profile, each grading's profile.txt too: where its test programs' time went)
   (cd "$work/$name-graded" && tar czf "$logs/$name-timing.tgz" */timing.json $(ls */profile.txt 2>/dev/null) 2>/dev/null)
+  # Each grading's own log (which phase it was in when a deadline stopped it), in one file too.
+  (cd "$work/$name-graded" && tar czf "$logs/$name-grade-logs.tgz" $(ls */grade.log 2>/dev/null) 2>/dev/null)
   # (make-class adds the starter to the references: count what was graded, not what was asked.)
   local graded=$(ls "$work/$name-graded"/*/results.json 2>/dev/null | wc -l)
   printf '%s: %d references and the starter, %d graded, on GPUs %s: %d s, %s s per graded submission; grade-class exit %d, check exit %d (%s)\n' \
