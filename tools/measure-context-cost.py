@@ -107,11 +107,10 @@ def main():
                 print(f"{mode:<7} {held / 2**30:>9.1f} {statistics.median(makes):>8.1f} {statistics.median(exits):>8.1f} "
                       f"{statistics.median(walls):>8.1f} {min(frees[1:] or frees):>9.2f}")
         print("\nK programs started at once (plain end, no memory held): wall ms against K x one")
-        one = None
+        one = statistics.median(run_side_by_side(probe, "plain", 0, 1)[2] for _ in range(max(2, args.repeats // 2)))
         for count in (int(k) for k in args.side_by_side.split(",")):
             walls = [run_side_by_side(probe, "plain", 0, count)[2] for _ in range(max(2, args.repeats // 2))]
             wall = statistics.median(walls)
-            one = one or wall / count
             print(f"K={count:<3} wall {wall:>8.1f}  K x one {count * one:>8.1f}  side by side {count * one / wall:>5.2f}x")
     return 0
 

@@ -759,6 +759,13 @@ class SeveralGpus(unittest.TestCase):
             G.test(ws, ["11-deploy-multi-gpu"], {}, gpu="1", all_gpus="0,1", lock_dir=str(three_slots), batches=False)
         self.assertEqual(sorted(path.name for path in three_slots.glob("gpu-*.turn.context-*")),
                          [f"gpu-{g}.turn.context-{n}" for g in (0, 1) for n in (1, 2)])
+        # The same folder graded again with one: the slots left there are gone (a program would use them).
+        with mock.patch.object(G.subprocess, "run", fake_run), mock.patch.object(R, "read_junit", read_junit), \
+                mock.patch.object(R, "test_properties", lambda *a, **k: {}):
+            G.test(ws, ["11-deploy-multi-gpu"], {}, gpu="1", all_gpus="0,1", lock_dir=str(three_slots), batches=False)
+        self.assertEqual(sorted(path.name for path in three_slots.glob("gpu-*.turn.context-*")), [])
+        with mock.patch.dict(os.environ, {"COURSE_CONTEXT_SLOTS": "two"}), self.assertRaisesRegex(ValueError, "1, 2 or 3"):
+            G.test(ws, ["11-deploy-multi-gpu"], {}, gpu="1", all_gpus="0,1", lock_dir=str(three_slots), batches=False)
 
 
     def test_the_multi_gpu_cases_run_as_one_batch_and_what_did_not_stand_one_by_one(self):

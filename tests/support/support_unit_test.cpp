@@ -217,7 +217,7 @@ TEST(NearTheGpu, ReadsCpuListsAndFindsThePciDevice) {
     return cpus;
   }());
   EXPECT_EQ(course::parse_cpu_list("5"), (std::vector<int>{5}));
-  for (const char* bad : {"", "\n", "3-1", "a-b", "1,,2", "-1", "0-3,x"})
+  for (const char* bad : {"", "\n", "3-1", "a-b", "1,,2", "-1", "0-3,x", "0-3,"})
     EXPECT_TRUE(course::parse_cpu_list(bad).empty()) << bad;
   EXPECT_EQ(course::pci_sysfs_folder("0000:3B:00.0"), "/sys/bus/pci/devices/0000:3b:00.0");
   EXPECT_EQ(course::pci_sysfs_folder("00000000:3B:00.0"), "/sys/bus/pci/devices/0000:3b:00.0");  // NVML's 8-digit domain
@@ -238,6 +238,9 @@ TEST(NearTheGpu, KeepsTheThreadOnTheNearCpusOnly) {
     EXPECT_FALSE(course::keep_this_thread_on(mine)) << "every CPU it may run on is as near";
     EXPECT_FALSE(course::keep_this_thread_on({CPU_SETSIZE + 1, -1})) << "none of them is one it may run on";
     EXPECT_FALSE(course::keep_this_thread_on({}));
+    std::vector<int> doubled = mine;
+    doubled.insert(doubled.end(), mine.begin(), mine.end());
+    EXPECT_FALSE(course::keep_this_thread_on(doubled)) << "the same CPUs twice are still all of them";
     cpu_set_t now;
     ASSERT_EQ(sched_getaffinity(0, sizeof now, &now), 0);
     EXPECT_EQ(CPU_COUNT(&now), static_cast<int>(mine.size())) << "a call that said nothing changed the CPUs";
@@ -417,6 +420,16 @@ TEST(GpuTurn, OneSlotWhereNoOtherWasMade) {
     std::atomic<bool> next_given{false}, next_release{true};
     std::thread next = take_context_turn(path, next_given, next_release);
     EXPECT_FALSE(becomes_true_within(next_given, short_wait)) << "two programs made their contexts with one slot";
+    // The wait is a flock's, which /proc/locks shows (tools/class-locks.py), not a poll.
+    struct stat context {};
+    ASSERT_EQ(::stat((path + ".context").c_str(), &context), 0);
+    std::ifstream locks("/proc/locks");
+    std::string line;
+    bool waiter_seen = false;
+    while (std::getline(locks, line))
+      waiter_seen = waiter_seen || (line.find("->") != std::string::npos &&
+                                    line.find(":" + std::to_string(context.st_ino) + " ") != std::string::npos);
+    EXPECT_TRUE(waiter_seen) << "the program that waits for the one slot does not wait in flock";
     making.release_context_turn();
     EXPECT_TRUE(becomes_true_within(next_given, long_wait));
     next.join();

@@ -462,7 +462,10 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
     # The context turn's slots (course/gpu_turn.h: that many programs make or end their contexts at
     # once): COURSE_CONTEXT_SLOTS=2 or 3 in the grader's environment makes the others (a program never
     # does). One by default: three were not faster on the GPU yet (2026-11-27).
-    slots = max(1, min(3, int(os.environ.get("COURSE_CONTEXT_SLOTS", "1") or "1")))
+    slots_text = os.environ.get("COURSE_CONTEXT_SLOTS", "1").strip() or "1"
+    if not slots_text.isdigit():
+        raise ValueError(f"COURSE_CONTEXT_SLOTS={slots_text!r}: a number of context slots is 1, 2 or 3")
+    slots = max(1, min(3, int(slots_text)))
     ends = (".gate", ".queue", ".context", *(f".context-{n}" for n in range(1, slots)))
     turn_files = [file for base in (every_turn or [turns]) for file in (base, *(base.with_name(base.name + end) for end in ends))]
     # The pair gate and context turn of the programs of several GPUs (course/gpu_turn.h), made only
@@ -477,6 +480,9 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
             raise ValueError(f"the lock folder {lock_dir} has a comma in its path: a turn on several GPUs names them with commas")
         for path in turn_files:
             path.touch()
+        for base in every_turn:  # slots left by a class graded with more, in this folder: none now
+            for n in range(slots, 3):
+                base.with_name(f"{base.name}.context-{n}").unlink(missing_ok=True)
         if len(every_turn) > 1 and os.environ.get("COURSE_GPU_TURN_PRIORITY", "0") != "1":
             # A folder where the pair gate would be: no program can open one as its gate, in a
             # sandbox or out of one (a program of several GPUs would otherwise make it).

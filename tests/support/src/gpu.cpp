@@ -40,6 +40,7 @@ std::vector<int> parse_cpu_list(const std::string& list) {
   std::string text = list;
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
   if (text.empty()) return {};
+  if (text.back() == ',') return {};  // (getline drops an empty last range)
   std::istringstream ranges(text);
   std::string range;
   while (std::getline(ranges, range, ',')) {
@@ -92,6 +93,12 @@ std::string cpu_list_text(const std::vector<int>& cpus) {
 }  // namespace
 
 std::optional<std::string> run_near_the_gpu() {
+  // A program of several GPUs (chapter 11's) has no one GPU to be near: its CPUs stay as they are.
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count != 1) {
+    cudaGetLastError();
+    return std::nullopt;
+  }
   int device = 0;
   char bus_id[64] = {0};
   if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device) != cudaSuccess) {
@@ -117,6 +124,8 @@ std::optional<std::string> keep_this_thread_on(const std::vector<int>& near) {
     if (CPU_ISSET(cpu, &allowed)) now.push_back(cpu);
   for (int cpu : near)
     if (cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &allowed)) kept.push_back(cpu);
+  std::sort(kept.begin(), kept.end());
+  kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
   if (kept.empty() || kept.size() == now.size()) return std::nullopt;  // all as near, or none of them ours
   cpu_set_t chosen;
   CPU_ZERO(&chosen);

@@ -39,9 +39,10 @@ int open_lock(const std::string& path) {
 }
 
 // A further context slot, where one was made (a grader with COURSE_CONTEXT_SLOTS, a test): never
-// made here, so that without them the protocol is exactly the one context turn. flock needs no
-// write access: an open for reading takes it as well. -1 when there is none.
-int open_context_slot(const std::string& path) { return ::open(path.c_str(), O_RDONLY | O_CLOEXEC); }
+// made here, so that without them the protocol is exactly the one context turn. Opened for
+// writing, as flock needs on NFS (where it is emulated with fcntl locks); one this program may
+// not open so (a slot left from another grading, outside its sandbox's list) is none. -1 when none.
+int open_context_slot(const std::string& path) { return ::open(path.c_str(), O_RDWR | O_CLOEXEC); }
 
 void lock(int fd, int operation, const std::string& path) {
   while (::flock(fd, operation) != 0) {
@@ -369,8 +370,10 @@ void GpuTurn::take_context_turn() {
       });
 }
 
-// Any free slot of the GPU's, taken at once; false when every one is busy.
+// Any free slot of the GPU's, taken at once; false when every one is busy. (One already held is
+// kept: a second take is no second slot.)
 bool GpuTurn::try_context_slot(Files& file) {
+  if (file.context_held >= 0) return true;
   for (int fd : {file.context, file.context_more[0], file.context_more[1]}) {
     if (fd < 0) continue;
     if (try_lock(fd, LOCK_EX, file.path + ".context")) {
@@ -381,9 +384,16 @@ bool GpuTurn::try_context_slot(Files& file) {
   return false;
 }
 
-// Every slot busy: tries them all again every 2 ms until one is free (a blocking wait on one slot
-// would wait for that one while another freed first).
+// Every slot busy: with one slot (the default), waits for it in flock, where /proc/locks shows the
+// wait (tools/class-locks.py); with more, tries them all again every 2 ms until one is free (a
+// blocking wait on one slot would wait for that one while another freed first).
 void GpuTurn::wait_for_context_slot(Files& file) {
+  if (file.context_held >= 0) return;
+  if (file.context_more[0] < 0 && file.context_more[1] < 0) {
+    lock(file.context, LOCK_EX, file.path + ".context");
+    file.context_held = file.context;
+    return;
+  }
   while (!try_context_slot(file)) std::this_thread::sleep_for(std::chrono::milliseconds(2));
 }
 

@@ -32,8 +32,9 @@ std::string pci_sysfs_folder(const std::string& bus_id);
 /// beside the GPU, and the GPU's reads of mapped host memory do not cross the link between the
 /// sockets (2 x H100, 2026-11-27: every reference's mapped reads at 0.55 of its pinned copies, not
 /// 0.93; not yet run with this). Returns what it did, for the log ("CPUs 0-15 of 0-31, those
-/// nearest the GPU"), or nothing where every CPU is as near (the usual machine of one socket) or
-/// the list cannot be read. Called by main() once the driver has started, before the context.
+/// nearest the GPU"), or nothing where every CPU is as near (the usual machine of one socket), the
+/// list cannot be read, or the program sees several GPUs (chapter 11's: no one GPU to be near).
+/// Called by main() once the driver has started, before the context.
 std::optional<std::string> run_near_the_gpu();
 
 /// Keeps the calling thread (and the threads it starts from now on) on those of `near` it may
