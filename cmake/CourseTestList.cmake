@@ -250,6 +250,11 @@ endif()
 if("$ENV{COURSE_GPU_YIELD}" STREQUAL "0")
   list(APPEND _course_flags "--course_gpu_yield=0")
 endif()
+# COURSE_GPU_ALONE=1 (a grader judging a perf shortfall again at the turn level): each program
+# holds the exclusive GPU turn from its context to its end (course/settings.h, gpu_alone).
+if("$ENV{COURSE_GPU_ALONE}" STREQUAL "1")
+  list(APPEND _course_flags "--course_gpu_alone=1")
+endif()
 
 # A grader that runs the tests labelled `alone` apart from the others (tools/course_grading)
 # gives COURSE_GPU_LOCK, a lock file: each program then takes turns on the GPU with it

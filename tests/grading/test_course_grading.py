@@ -1203,6 +1203,32 @@ class JudgedAgainAlone(unittest.TestCase):
             G.judge_shared_faults_alone(ws, graded, run, "0", ["0"], "/l/gpu-0.turn")
             self.assertEqual(runs, [("again alone", [one, multi], "0", ["0"], False, "/l/gpu-0.turn")])
 
+    def test_a_perf_shortfall_is_judged_again_at_the_turn_when_so_asked(self):
+        """With COURSE_REJUDGE_PERF=turn, a perf shortfall (and nothing worse) is judged again
+        holding the GPU's lock shared, its program in the exclusive turn from start to end
+        (COURSE_GPU_ALONE=1); an out-of-memory failure still alone. Without it, both alone."""
+        from unittest import mock
+        shortfall = ("[  PERF    ] x\nActual: false (transpose_tiled, 8192x8192 reached 1500.0 GB/s, 50% of the "
+                     "device-to-device copy peak (2975.2 GB/s); 75% is needed.")
+        slow, oom = "student.06.TransposePerf.AtLeast", "student.04.Sums.Big"
+        graded = [R.TestResult(slow, "failed", output=shortfall),
+                  R.TestResult(oom, "failed", output="cudaErrorMemoryAllocation: out of memory")]
+        self.assertTrue(R.perf_shortfall_only(graded[0]))
+        self.assertFalse(R.perf_shortfall_only(graded[1]))
+        for asked, expected in (("turn", [("again at the turn", [slow], True, "1"), ("again alone", [oom], False, None)]),
+                                ("", [("again alone", [slow, oom], False, None)])):
+            with tempfile.TemporaryDirectory() as folder, mock.patch.dict(os.environ, {"COURSE_REJUDGE_PERF": asked}):
+                ws = types.SimpleNamespace(root=pathlib.Path(folder), rejudged=[])
+                runs = []
+
+                def run(phase, selection, visible, phase_locks, shared, jobs, turn_lock, pass_env):
+                    names = pathlib.Path(pass_env["COURSE_TEST_ONLY"]).read_text().split()
+                    runs.append((phase, names, shared, pass_env.get("COURSE_GPU_ALONE")))
+                    return [R.TestResult(name, "passed") for name in names]
+                G.judge_shared_faults_alone(ws, graded, run, "0", ["0"], "/l/gpu-0.turn")
+                self.assertEqual(runs, expected, asked)
+                self.assertEqual(ws.rejudged, sorted([slow, oom]))
+
     def test_a_skip_for_want_of_memory_is_judged_again_whatever_the_sample_says(self):
         """A test skipped for want of free device memory beside other gradings runs again alone,
         even when the submission's own time limits stand (the sample failed again)."""

@@ -272,9 +272,10 @@ TEST(PerfScale, ParsesValidFactorsAndRejectsOthers) {
 TEST(Settings, ComeFromTheCommandLineAndLeaveTheRestToGoogleTest) {
   char program[] = "tests", seed[] = "--course_seed=42", scale[] = "--course_perf_scale=0.5",
        tool[] = "--course_sanitizer=memcheck", filter[] = "--gtest_filter=A.B", profile[] = "--course_profile=1",
-       turn[] = "--course_gpu_lock=/tmp/a:b.lock", held[] = "--course_gpu_yield=0", diagnose[] = "--course_diagnose=1";
-  char* argv[] = {program, seed, filter, scale, tool, profile, turn, held, diagnose, nullptr};
-  int argc = 9;
+       turn[] = "--course_gpu_lock=/tmp/a:b.lock", held[] = "--course_gpu_yield=0", diagnose[] = "--course_diagnose=1",
+       alone[] = "--course_gpu_alone=1";
+  char* argv[] = {program, seed, filter, scale, tool, profile, turn, held, diagnose, alone, nullptr};
+  int argc = 10;
   const course::Settings parsed = course::parse_settings_from(&argc, argv);
   EXPECT_EQ(parsed.seed, std::uint64_t{42});
   EXPECT_DOUBLE_EQ(parsed.perf_scale, 0.5);
@@ -284,13 +285,15 @@ TEST(Settings, ComeFromTheCommandLineAndLeaveTheRestToGoogleTest) {
   EXPECT_FALSE(parsed.gpu_yield);
   EXPECT_TRUE(parsed.diagnose);
   EXPECT_FALSE(parsed.diagnose_shortfalls_only);
+  EXPECT_TRUE(parsed.gpu_alone);
   ASSERT_EQ(argc, 2);
   EXPECT_STREQ(argv[1], "--gtest_filter=A.B");
   EXPECT_EQ(argv[2], nullptr);
 
   char bad_scale[] = "--course_perf_scale=7", unknown[] = "--course_speed=9", bad_profile[] = "--course_profile=yes",
-       no_path[] = "--course_gpu_lock=", bad_yield[] = "--course_gpu_yield=no", bad_diagnose[] = "--course_diagnose=yes";
-  for (char* bad : {bad_scale, unknown, bad_profile, no_path, bad_yield, bad_diagnose}) {
+       no_path[] = "--course_gpu_lock=", bad_yield[] = "--course_gpu_yield=no", bad_diagnose[] = "--course_diagnose=yes",
+       bad_alone[] = "--course_gpu_alone=yes";
+  for (char* bad : {bad_scale, unknown, bad_profile, no_path, bad_yield, bad_diagnose, bad_alone}) {
     char* args[] = {program, bad, nullptr};
     int count = 2;
     EXPECT_THROW(course::parse_settings_from(&count, args), std::invalid_argument) << bad;
@@ -303,6 +306,7 @@ TEST(Settings, ComeFromTheCommandLineAndLeaveTheRestToGoogleTest) {
   EXPECT_DOUBLE_EQ(defaults.perf_scale, 1.0);
   EXPECT_TRUE(defaults.sanitizer.empty());
   EXPECT_FALSE(defaults.profile);
+  EXPECT_FALSE(defaults.gpu_alone);
   EXPECT_FALSE(defaults.gpu_lock.has_value());
   EXPECT_TRUE(defaults.gpu_yield);
   EXPECT_FALSE(defaults.diagnose);

@@ -788,33 +788,45 @@ def judge_shared_faults_alone(ws, graded, run, gpu, locks, turns, every=None, co
     if any(name in skipped for name in suspects):
         again.update(_judge_alone(ws, [name for name in suspects if name in skipped], run, gpu, locks, turns, every))
     faults = [name for name in suspects if name not in skipped]
+    # With COURSE_REJUDGE_PERF=turn in the grader's environment and the class's turn files, a perf
+    # shortfall (and nothing worse) is judged again holding the GPU's turn exclusively from its
+    # program's start to its end, beside the other gradings' phases, rather than after they have
+    # all ended: each such judging drained the GPU of the whole class (2 x H100, 2026-11-27: 31-46 s
+    # of waiting per reference for a 3 s test). Off by default until an A/B on the GPU.
+    at_turn = set()
+    if os.environ.get("COURSE_REJUDGE_PERF", "") == "turn" and gpu is not None and turns is not None:
+        at_turn = {r.name for r in graded if r.name in faults and R.perf_shortfall_only(r)}
     if faults:
         step = max(1, len(faults) // REJUDGE_AT_MOST)
         sample = faults[::step][:REJUDGE_AT_MOST]
-        sampled = _judge_alone(ws, sample, run, gpu, locks, turns, every)
+        sampled = _judge_alone(ws, sample, run, gpu, locks, turns, every, at_turn)
         again.update(sampled)
         rest = [name for name in faults if name not in sampled]
         if rest and len(sampled) == len(sample) and not any(R.shared_fault(r) for r in sampled.values()):
-            again.update(_judge_alone(ws, rest, run, gpu, locks, turns, every))
+            again.update(_judge_alone(ws, rest, run, gpu, locks, turns, every, at_turn))
     ws.rejudged = sorted(set(ws.rejudged) | set(again))
     return [again.get(r.name, r) for r in graded]
 
 
-def _judge_alone(ws, names, run, gpu, locks, turns, every=None):
+def _judge_alone(ws, names, run, gpu, locks, turns, every=None, at_turn=frozenset()):
     """{name: result} of `names` run again, side by side, holding the GPU's lock exclusively (those
-    that use every GPU, with `every`, holding every GPU's)."""
+    that use every GPU, with `every`, holding every GPU's); those in `at_turn` instead holding it
+    shared, beside the other gradings, each program in the GPU's exclusive turn from its start to
+    its end (COURSE_GPU_ALONE=1: course/settings.h, gpu_alone)."""
     listing = ws.root / "alone-again.txt"
     on_every_gpu = [name for name in names if every is not None and every.is_multi(name)]
-    groups = [("again alone", [n for n in names if n not in on_every_gpu], gpu, locks, turns)]
+    groups = [("again at the turn", [n for n in names if n in at_turn and n not in on_every_gpu], gpu, locks, turns, True),
+              ("again alone", [n for n in names if n not in at_turn and n not in on_every_gpu], gpu, locks, turns, False)]
     if on_every_gpu:
-        groups.append(("again alone on every GPU", on_every_gpu, every.visible, every.gpus, every.turns))
+        groups.append(("again alone on every GPU", on_every_gpu, every.visible, every.gpus, every.turns, False))
     again = {}
-    for phase, group, visible, group_locks, group_turns in groups:
+    for phase, group, visible, group_locks, group_turns, beside in groups:
         if not group:
             continue
         listing.write_text("".join(f"{name}\n" for name in group))
         wanted = set(group)
+        phase_env = {"COURSE_TEST_ONLY": str(listing), **({"COURSE_GPU_ALONE": "1"} if beside else {})}
         again.update({r.name: r for r in run(phase, ["-L", "^student$", "-E", "\\.CodePolicy\\."], visible, group_locks,
-                                             False, min(len(group), 8), group_turns, {"COURSE_TEST_ONLY": str(listing)})
+                                             beside, min(len(group), 8), group_turns, phase_env)
                       if r.name in wanted})
     return again

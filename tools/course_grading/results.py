@@ -630,6 +630,13 @@ def shared_fault(result):
                                            or PERF_SHORTFALL.search(result.output) is not None)
 
 
+def perf_shortfall_only(result):
+    """Whether a failed test's only fault that a neighbour could have caused is a perf test's
+    shortfall (PERF_SHORTFALL): no time limit, stop, out of memory or failed launch among them."""
+    return (result.outcome == "failed" and fault(result) not in SHARED_FAULTS and "out of memory" not in result.output
+            and PERF_SHORTFALL.search(result.output) is not None)
+
+
 # What ctest puts in place of the middle of an output over its limit (grading.test's
 # --test-output-size-*: 4 MiB, the head and the end kept).
 OUTPUT_CUT = "[This part of the test output was removed since it exceeds the threshold"

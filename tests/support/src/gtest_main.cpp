@@ -147,7 +147,10 @@ int main(int argc, char** argv) {
       } else {
         std::printf("[  COURSE  ] device: %s\n", course::device_line().c_str());
         if (near) std::printf("[  COURSE  ] %s\n", near->c_str());
-        if (course::settings().gpu_lock && course::settings().gpu_yield) yield_gpu_turn_from_now();
+        if (course::settings().gpu_lock && course::settings().gpu_alone)
+          course::begin_exclusive_gpu_turn();  // to the end (hold_gpu_turn_to_the_end lets go of it)
+        else if (course::settings().gpu_lock && course::settings().gpu_yield)
+          yield_gpu_turn_from_now();
       }
     } catch (const std::exception& error) {
       std::fprintf(stderr, "[  COURSE  ] cannot start: %s\n", error.what());

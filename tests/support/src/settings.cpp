@@ -69,10 +69,14 @@ Settings parse_settings_from(int* argc, char** argv) {
       if (std::strcmp(yield, "0") != 0 && std::strcmp(yield, "1") != 0)
         throw std::invalid_argument("--course_gpu_yield takes 0 or 1, got '" + std::string(yield) + "'");
       parsed.gpu_yield = std::strcmp(yield, "1") == 0;
+    } else if (const char* alone = value_of("--course_gpu_alone=")) {
+      if (std::strcmp(alone, "0") != 0 && std::strcmp(alone, "1") != 0)
+        throw std::invalid_argument("--course_gpu_alone takes 0 or 1, got '" + std::string(alone) + "'");
+      parsed.gpu_alone = std::strcmp(alone, "1") == 0;
     } else if (argument.compare(0, 9, "--course_") == 0) {
       throw std::invalid_argument("unknown flag " + argument +
                                   " (--course_seed=N, --course_perf_scale=X, --course_sanitizer=TOOL, --course_profile=1, "
-                                  "--course_gpu_lock=PATH[,PATH...], --course_gpu_yield=0)");
+                                  "--course_gpu_lock=PATH[,PATH...], --course_gpu_yield=0, --course_gpu_alone=1)");
     } else {
       argv[kept++] = argv[i];
       continue;

@@ -32,6 +32,11 @@ struct Settings {
   /// --course_gpu_yield=0: hold the shared GPU turn to the end rather than yield it to waiting
   /// measurements (course/gpu_turn.h); yielded by default
   bool gpu_yield = true;
+  /// --course_gpu_alone=1: with a GPU lock, hold the exclusive turn from the context's making to
+  /// the end, as one long measurement (the other programs yield to it): how a grader judges a perf
+  /// shortfall again at the turn level, without waiting for other gradings' phases to end
+  /// (COURSE_REJUDGE_PERF=turn, tools/course_grading)
+  bool gpu_alone = false;
 };
 
 /// This program's settings (the defaults until parse_settings ran).
