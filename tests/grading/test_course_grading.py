@@ -24,6 +24,17 @@ import unittest
 
 HERE = pathlib.Path(__file__).resolve().parent
 COURSE = HERE.parent.parent
+
+
+def load_tool(name):
+    """A script of tools/ (whatever its name) loaded as a module, for its functions."""
+    loader = importlib.machinery.SourceFileLoader(name.replace("-", "_").replace(".py", ""), str(COURSE / "tools" / name))
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
 sys.path.insert(0, str(COURSE / "tools"))
 sys.path.insert(0, str(HERE))
 from course_grading import gpu_memory as M  # noqa: E402
@@ -485,10 +496,7 @@ class GpuMemoryWatch(unittest.TestCase):
     lines as nvidia-smi prints them."""
 
     def test_the_class_budget_is_never_below_the_biggest_tests(self):
-        loader = importlib.machinery.SourceFileLoader("grade_class", str(COURSE / "tools" / "grade-class"))
-        spec = importlib.util.spec_from_loader(loader.name, loader)
-        grade_class = importlib.util.module_from_spec(spec)
-        loader.exec_module(grade_class)
+        grade_class = load_tool("grade-class")
         budget = grade_class.default_memory_budget
         self.assertEqual(budget("0", {"0": 139.8}), 69.9)  # H200: half
         self.assertEqual(budget("0", {"0": 79.6}), 40.0)  # H100: half would be 39.8, below the biggest tests
@@ -1145,10 +1153,7 @@ class ClassLocks(unittest.TestCase):
     table of locks (a stalled class's GPUs idle while its programs wait on one of them)."""
 
     def test_holders_and_waiters_per_turn_file(self):
-        loader = importlib.machinery.SourceFileLoader("class_locks", str(COURSE / "tools" / "class-locks.py"))
-        spec = importlib.util.spec_from_loader(loader.name, loader)
-        class_locks = importlib.util.module_from_spec(spec)
-        loader.exec_module(class_locks)
+        class_locks = load_tool("class-locks.py")
         folder = pathlib.Path(tempfile.mkdtemp())
         inodes = {}
         for name in ("gpu-0.turn", "gpu-0.turn.gate", "gpu-0.turn.context", "gpu-1.turn"):

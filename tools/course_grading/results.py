@@ -626,15 +626,18 @@ def shared_fault(result):
     a test skipped for want of free device memory (MEMORY_SKIP)."""
     if result.outcome == "skipped":  # the recorded reason only: the output is the program's to print
         return MEMORY_SKIP.search(result.reason) is not None
-    return result.outcome == "failed" and (fault(result) in SHARED_FAULTS or "out of memory" in result.output
-                                           or PERF_SHORTFALL.search(result.output) is not None)
+    return result.outcome == "failed" and (_worse_shared_fault(result) or PERF_SHORTFALL.search(result.output) is not None)
 
 
 def perf_shortfall_only(result):
     """Whether a failed test's only fault that a neighbour could have caused is a perf test's
     shortfall (PERF_SHORTFALL): no time limit, stop, out of memory or failed launch among them."""
-    return (result.outcome == "failed" and fault(result) not in SHARED_FAULTS and "out of memory" not in result.output
-            and PERF_SHORTFALL.search(result.output) is not None)
+    return result.outcome == "failed" and not _worse_shared_fault(result) and PERF_SHORTFALL.search(result.output) is not None
+
+
+def _worse_shared_fault(result):
+    """A neighbour's fault beyond a shortfall: SHARED_FAULTS, or "out of memory" in the output."""
+    return fault(result) in SHARED_FAULTS or "out of memory" in result.output
 
 
 # What ctest puts in place of the middle of an output over its limit (grading.test's

@@ -37,6 +37,15 @@ void seal_settings() {
 
 const Settings& settings() { return mutable_settings(); }
 
+namespace {
+// A flag's value of 0 or 1; throws std::invalid_argument otherwise.
+bool zero_or_one(const char* flag, const char* value) {
+  if (std::strcmp(value, "0") != 0 && std::strcmp(value, "1") != 0)
+    throw std::invalid_argument(std::string(flag) + " takes 0 or 1, got '" + value + "'");
+  return std::strcmp(value, "1") == 0;
+}
+}  // namespace
+
 Settings parse_settings_from(int* argc, char** argv) {
   Settings parsed;
   int kept = 1;
@@ -53,9 +62,7 @@ Settings parse_settings_from(int* argc, char** argv) {
     } else if (const char* tool = value_of("--course_sanitizer=")) {
       parsed.sanitizer = tool;
     } else if (const char* profile = value_of("--course_profile=")) {
-      if (std::strcmp(profile, "0") != 0 && std::strcmp(profile, "1") != 0)
-        throw std::invalid_argument("--course_profile takes 0 or 1, got '" + std::string(profile) + "'");
-      parsed.profile = std::strcmp(profile, "1") == 0;
+      parsed.profile = zero_or_one("--course_profile", profile);
     } else if (const char* diagnose = value_of("--course_diagnose=")) {
       const bool shortfall = std::strcmp(diagnose, "shortfall") == 0;
       if (std::strcmp(diagnose, "0") != 0 && std::strcmp(diagnose, "1") != 0 && !shortfall)
@@ -66,13 +73,9 @@ Settings parse_settings_from(int* argc, char** argv) {
       if (*turn == '\0') throw std::invalid_argument("--course_gpu_lock takes the path of a lock file (or several, with commas)");
       parsed.gpu_lock = std::string(turn);
     } else if (const char* yield = value_of("--course_gpu_yield=")) {
-      if (std::strcmp(yield, "0") != 0 && std::strcmp(yield, "1") != 0)
-        throw std::invalid_argument("--course_gpu_yield takes 0 or 1, got '" + std::string(yield) + "'");
-      parsed.gpu_yield = std::strcmp(yield, "1") == 0;
+      parsed.gpu_yield = zero_or_one("--course_gpu_yield", yield);
     } else if (const char* alone = value_of("--course_gpu_alone=")) {
-      if (std::strcmp(alone, "0") != 0 && std::strcmp(alone, "1") != 0)
-        throw std::invalid_argument("--course_gpu_alone takes 0 or 1, got '" + std::string(alone) + "'");
-      parsed.gpu_alone = std::strcmp(alone, "1") == 0;
+      parsed.gpu_alone = zero_or_one("--course_gpu_alone", alone);
     } else if (argument.compare(0, 9, "--course_") == 0) {
       throw std::invalid_argument("unknown flag " + argument +
                                   " (--course_seed=N, --course_perf_scale=X, --course_sanitizer=TOOL, --course_profile=1, "
