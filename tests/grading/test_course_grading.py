@@ -1364,6 +1364,36 @@ class Sandbox(unittest.TestCase):
             self.assertNotIn("wrote-course", done.stdout)  # ... not writable
             self.assertFalse((root / "outside.txt").exists())
 
+    def test_a_device_folder_gives_its_devices_not_its_entries(self):
+        """Found by an adversarial review (2026-11-28): a folder among /dev/nvidia* (MIG's
+        /dev/nvidia-caps) had every right, so student code could make, remove or rename files there.
+        Now its devices may be read and written, nothing more. /dev is the machine's (and a CPU
+        machine has no /dev/nvidia*): a build of the sandbox for this test reads the driver's device
+        files in a folder of its own (COURSE_SANDBOX_DEVICES), regular files standing for them."""
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder).resolve()
+            devices = root / "dev"
+            (devices / "nvidia-caps").mkdir(parents=True)
+            for name in ("nvidiactl", "nvidia-caps/nvidia-cap1", "nvidia-caps/nvidia-cap2", "other"):
+                (devices / name).write_text("")
+            launcher = root / "course-sandbox"
+            subprocess.run(["cc", "-O2", "-std=gnu11", f'-DCOURSE_SANDBOX_DEVICES="{devices}"', "-o", str(launcher),
+                            str(COURSE / "tools/course_grading/sandbox.c")], check=True)
+            script = ("echo x > nvidiactl && echo wrote-device; echo x > nvidia-caps/nvidia-cap1 && echo wrote-cap; "
+                      "ls nvidia-caps > /dev/null && echo listed; cat nvidia-caps/nvidia-cap1 > /dev/null && echo read-cap; "
+                      "echo x > other && echo wrote-other; echo x > nvidia-caps/new && echo created; "
+                      "mkdir nvidia-caps/folder && echo made-folder; ln -s x nvidia-caps/link && echo linked; "
+                      "rm -f nvidia-caps/nvidia-cap1 && echo removed; "
+                      "mv nvidia-caps/nvidia-cap2 nvidia-caps/moved && echo renamed; true")
+            done = subprocess.run([str(launcher), "-r", "--", "bash", "-c", script], cwd=devices,
+                                  capture_output=True, text=True, timeout=60)
+            said = done.stdout.split()
+            for what in ("wrote-device", "wrote-cap", "listed", "read-cap"):
+                self.assertIn(what, said)
+            for what in ("wrote-other", "created", "made-folder", "linked", "removed", "renamed"):
+                self.assertNotIn(what, said)
+            self.assertEqual(sorted(p.name for p in (devices / "nvidia-caps").iterdir()), ["nvidia-cap1", "nvidia-cap2"])
+
     PROBE = r"""
 #define _GNU_SOURCE
 #include <errno.h>

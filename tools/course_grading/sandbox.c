@@ -359,16 +359,27 @@ static int device_writable(const char* path) {
   return 0;
 }
 
+// The folder of the GPU driver's device files. A test build names a temporary folder instead
+// (cc -DCOURSE_SANDBOX_DEVICES=...): /dev is the machine's, and a CPU machine has no /dev/nvidia*,
+// so the unit tests check the rights below on a fake /dev/nvidia-caps of their own.
+#ifndef COURSE_SANDBOX_DEVICES
+#define COURSE_SANDBOX_DEVICES "/dev"
+#endif
+
 static void allow_devices(void) {
   for (size_t i = 0; i < sizeof kWritableDevices / sizeof kWritableDevices[0]; ++i) allow(kWritableDevices[i], handled);
-  DIR* listing = opendir("/dev");
+  DIR* listing = opendir(COURSE_SANDBOX_DEVICES);
   if (!listing) return;
   struct dirent* entry;
   while ((entry = readdir(listing)) != NULL) {
     if (strncmp(entry->d_name, "nvidia", 6) != 0) continue;
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "/dev/%s", entry->d_name);
-    allow(path, handled);
+    snprintf(path, sizeof path, "%s/%s", COURSE_SANDBOX_DEVICES, entry->d_name);
+    // A device file: read and write (allow keeps a file's rights). A folder (MIG's nvidia-caps):
+    // its listing and the devices in it, but nothing made, removed or renamed there: the whole
+    // set of rights would let student code put files of its own among the driver's (an
+    // adversarial review, 2026-11-28).
+    allow(path, kReadDir | kFileRights);
   }
   closedir(listing);
 }
