@@ -1549,13 +1549,112 @@ int main(int argc, char** argv) {
                 self.assertTrue((root / "inside.txt").exists())
                 self.assertEqual(said["value"], "1")
                 log = (root / "calls.log").read_text()
-                # Nothing outside the list was called; the refused opens under /proc are named.
+                # Nothing outside the list was called; the refused opens under /proc are named, as the
+                # kernel resolved them (/proc/thread-self and the reopened descriptor are the same
+                # files as two others here: one line each).
+                pid, tid = said["pid"], said["tid"]
                 self.assertEqual(sorted(line.split(" ")[1] for line in log.splitlines()),
-                                 sorted(["/proc/self/mem", f"/proc/self/task/{said['tid']}/mem", "/proc/thread-self/mem",
-                                         "/proc/self/oom_score_adj", f"/proc/self/fd/{said['fd']}", "/dev/kmsg",
-                                         f"/dev/shm/course-probe-{said['pid']}"]), log)
+                                 sorted([f"/proc/{pid}/mem", f"/proc/{pid}/task/{tid}/mem", f"/proc/{pid}/oom_score_adj",
+                                         "/dev/kmsg", f"/dev/shm/course-probe-{pid}"]), log)
                 self.assertFalse(pathlib.Path(f"/dev/shm/course-probe-{said['pid']}").exists())
                 self.assertTrue(all(line.startswith("refused-write ") for line in log.splitlines()), log)
+
+    SPELLING_PROBE = r"""
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+static void say(const char* what, int got) { printf("%s %s\n", what, got >= 0 ? "ok" : strerror(errno)); }
+static void* thread(void* unused) {  /* the supervisor hears of a thread's call by the thread's id */
+  char path[64];
+  printf("tid %d\n", gettid());
+  say("thread-self", open("/proc/thread-self/mem", O_RDWR));
+  snprintf(path, sizeof path, "shm/j-%d", getpid()); say("thread-cwd", open(path, O_WRONLY | O_CREAT, 0600));
+  return unused;
+}
+int main(int argc, char** argv) {
+  char path[256];
+  int pid = getpid();
+  pthread_t other;
+  if (pthread_create(&other, NULL, thread, NULL) != 0 || pthread_join(other, NULL) != 0) return 4;
+  printf("pid %d\n", pid);
+  /* other spellings of a file under /dev or /proc that Landlock refuses to write */
+  snprintf(path, sizeof path, "//dev/shm/a-%d", pid); say("double-slash", open(path, O_WRONLY | O_CREAT, 0600));
+  snprintf(path, sizeof path, "/dev/./../dev/shm/b-%d", pid); say("dot-dot", open(path, O_WRONLY | O_CREAT, 0600));
+  int dev = open("/dev", O_PATH | O_DIRECTORY);
+  snprintf(path, sizeof path, "shm/c-%d", pid); say("dirfd", openat(dev, path, O_WRONLY | O_CREAT, 0600));
+  snprintf(path, sizeof path, "shm/d-%d", pid); say("cwd", open(path, O_WRONLY | O_CREAT, 0600));  /* it runs in /dev */
+  snprintf(path, sizeof path, "/dev/shm/e-%d", pid); say("create-read-only", open(path, O_RDONLY | O_CREAT, 0600));
+  say("truncate-read-only", open("/proc/self/oom_score_adj", O_RDONLY | O_TRUNC));
+  int status = open("/proc/self/status", O_RDONLY);
+  snprintf(path, sizeof path, "/dev/fd/%d", status); say("dev-fd", open(path, O_RDWR));
+  int self = open("/proc/self", O_PATH | O_DIRECTORY);
+  say("proc-dirfd", openat(self, "environ", O_RDWR));
+  snprintf(path, sizeof path, "%s/shm-link/f-%d", argv[1], pid); say("link", open(path, O_WRONLY | O_CREAT, 0600));
+  snprintf(path, sizeof path, "/dev/shm/g-%d", pid); say("mkdir", mkdir(path, 0700));
+  snprintf(path, sizeof path, "shm/h-%d", pid); say("mkdirat", mkdirat(dev, path, 0700));
+  snprintf(path, sizeof path, "/dev/shm/i-%d", pid); say("symlink", symlink("x", path));
+  say("rmdir", rmdir("/proc/self/fd"));
+  /* not refused, not logged */
+  say("create-existing", open("/proc/self/status", O_RDONLY | O_CREAT, 0600));
+  snprintf(path, sizeof path, "%s/shm-link", argv[1]); say("unlink-link", unlink(path));  /* the link, in the writable folder */
+  int memfd = memfd_create("course-probe", 0);
+  snprintf(path, sizeof path, "/proc/self/fd/%d", memfd);
+  int again = open(path, O_RDWR);
+  say("memfd-reopen", again);
+  say("memfd-write", again >= 0 && write(again, "x", 1) == 1 ? 0 : -1);
+  int ends[2];
+  if (pipe(ends) != 0) return 4;
+  snprintf(path, sizeof path, "/proc/self/fd/%d", ends[1]); say("pipe-reopen", open(path, O_WRONLY));
+  snprintf(path, sizeof path, "%s/out.txt", argv[1]);
+  int file = open(path, O_WRONLY | O_CREAT, 0600);
+  snprintf(path, sizeof path, "/dev/fd/%d", file); say("file-reopen", open(path, O_WRONLY));
+  int out = open("/dev/stdout", O_WRONLY); say("stdout", out);
+  say("stdout-write", out >= 0 && write(out, "", 0) == 0 ? 0 : -1);
+  say("fd-1", open("/proc/self/fd/1", O_WRONLY));
+  say("thread-self-fd", open("/proc/thread-self/fd/1", O_WRONLY));
+  return 0;
+}
+"""
+
+    def test_refused_writes_are_logged_under_every_spelling(self):
+        """Found by an adversarial review (2026-11-28): //dev/..., /dev/../dev/..., a name relative to a
+        descriptor of /dev or to the working folder, O_CREAT or O_TRUNC without write access, /dev/fd/N,
+        a symbolic link to /dev/shm, and mkdir, symlink or rmdir there went unlogged. The supervisor now
+        logs the file as the kernel resolves it. Reopening one's own memfd, pipe, file or standard
+        output through /proc/self/fd/N or /dev/stdout is allowed and no longer logged as refused."""
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder).resolve()
+            (root / "probe.c").write_text(self.SPELLING_PROBE)
+            subprocess.run(["cc", "-O1", "-pthread", "-o", str(root / "probe"), str(root / "probe.c")], check=True)
+            (root / "shm-link").symlink_to("/dev/shm")
+            log = root / "calls.log"
+            done = subprocess.run([str(self.launcher), "-w", str(root), "-s", f"enforce:{log}", "--",
+                                   str(root / "probe"), str(root)], capture_output=True, text=True, timeout=60, cwd="/dev")
+            self.assertEqual(done.returncode, 0, done.stderr)
+            said = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
+            pid = said["pid"]
+            for what in ("double-slash", "dot-dot", "dirfd", "cwd", "create-read-only", "truncate-read-only", "dev-fd",
+                         "proc-dirfd", "link", "mkdir", "mkdirat", "symlink", "rmdir", "thread-self", "thread-cwd"):
+                self.assertEqual(said[what], "Permission denied", what)  # Landlock, as before
+            for what in ("create-existing", "unlink-link", "memfd-reopen", "memfd-write", "pipe-reopen", "file-reopen",
+                         "stdout", "stdout-write", "fd-1", "thread-self-fd"):
+                self.assertEqual(said[what], "ok", what)
+            self.assertFalse((root / "shm-link").exists())
+            lines = log.read_text().splitlines()
+            self.assertTrue(all(line.startswith("refused-write ") for line in lines), lines)
+            self.assertEqual(sorted(line.split(" ")[1] for line in lines),
+                             sorted([f"/dev/shm/{name}-{pid}" for name in "abcdefghij"] +
+                                    [f"/proc/{pid}/oom_score_adj", f"/proc/{pid}/status", f"/proc/{pid}/environ",
+                                     f"/proc/{pid}/fd", f"/proc/{pid}/task/{said['tid']}/mem"]))
+            self.assertNotEqual(said["tid"], pid)
+            for name in "abcdefghij":
+                self.assertFalse(pathlib.Path(f"/dev/shm/{name}-{pid}").exists(), name)
 
     SOCKET_PROBE = r"""
 #define _GNU_SOURCE

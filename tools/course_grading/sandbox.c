@@ -176,16 +176,26 @@ static const int kAllowed[] = {
     SYS_exit_group, SYS_getrandom, SYS_getrlimit, SYS_clock_gettime, SYS_clock_getres,
     SYS_clock_nanosleep, SYS_nanosleep, SYS_gettimeofday, SYS_time, SYS_times, SYS_getrusage, SYS_sysinfo,
     SYS_get_mempolicy, SYS_set_mempolicy, SYS_mbind, SYS_getcpu, SYS_membarrier, SYS_memfd_create,
-    SYS_ftruncate, SYS_fallocate, SYS_flock, SYS_fsync, SYS_fdatasync, SYS_rename, SYS_renameat, SYS_renameat2,
-    SYS_unlink, SYS_unlinkat, SYS_mkdir, SYS_mkdirat, SYS_rmdir, SYS_utimensat, SYS_fchmod, SYS_umask,
+    SYS_ftruncate, SYS_fallocate, SYS_flock, SYS_fsync, SYS_fdatasync, SYS_utimensat, SYS_fchmod, SYS_umask,
     SYS_timerfd_create, SYS_timerfd_settime, SYS_timerfd_gettime, SYS_restart_syscall,
     462,  // mseal (Linux 6.10): the judge seals its relocation table (it only takes rights away)
     // What the CUDA driver does in every program as it starts (seen with --syscalls learn on the
-    // H100, driver 580): symbolic links, and a local socket it listens on; socket() is allowed
-    // for AF_UNIX only (below), Landlock refuses TCP, and bind and connect go to the supervisor
-    // (answer_socket), which makes only the driver's own.
-    SYS_symlink, SYS_symlinkat, SYS_setsockopt, SYS_getsockopt, SYS_listen, SYS_getsockname,
+    // H100, driver 580): symbolic links (kFolderChanges), and a local socket it listens on; socket()
+    // is allowed for AF_UNIX only (below), Landlock refuses TCP, and bind and connect go to the
+    // supervisor (answer_socket), which makes only the driver's own.
+    SYS_setsockopt, SYS_getsockopt, SYS_listen, SYS_getsockname,
 };
+
+// Calls that change a folder: allowed too, but through the supervisor, which lets them run on
+// (Landlock decides) and logs those under /dev and /proc (answer_folder_change).
+static const int kFolderChanges[] = {SYS_mkdir, SYS_mkdirat, SYS_rmdir, SYS_unlink, SYS_unlinkat, SYS_rename,
+                                     SYS_renameat, SYS_renameat2, SYS_symlink, SYS_symlinkat};
+
+static int changes_a_folder(int nr) {
+  for (size_t i = 0; i < sizeof kFolderChanges / sizeof kFolderChanges[0]; ++i)
+    if (kFolderChanges[i] == nr) return 1;
+  return 0;
+}
 
 static void add(struct sock_filter* program, int* length, struct sock_filter instruction) {
   program[(*length)++] = instruction;
@@ -208,16 +218,18 @@ static int install_filter(void) {
   add(program, &n, (struct sock_filter)LOAD(nr));
   add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 0, 1));  // x32 numbers
   add(program, &n, (struct sock_filter)RETURN(SECCOMP_RET_KILL_PROCESS));
-  // open and openat for writing (O_WRONLY or O_RDWR in the flags): to the supervisor, which hands
-  // a thread-name file under /proc a /dev/null and lets every other run on (Landlock decides).
+  // open and openat that may write (O_WRONLY, O_RDWR, O_CREAT or O_TRUNC in the flags): to the
+  // supervisor, which hands a thread-name file under /proc a /dev/null and lets every other run on
+  // (Landlock decides).
+  const uint32_t writes = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC;
   add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat, 0, 4));
   add(program, &n, (struct sock_filter)LOAD_ARG_LOW(2));
-  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_WRONLY | O_RDWR, 0, 1));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, writes, 0, 1));
   add(program, &n, (struct sock_filter)RETURN(SECCOMP_RET_USER_NOTIF));
   add(program, &n, (struct sock_filter)LOAD(nr));
   add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_open, 0, 4));
   add(program, &n, (struct sock_filter)LOAD_ARG_LOW(1));
-  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_WRONLY | O_RDWR, 0, 1));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, writes, 0, 1));
   add(program, &n, (struct sock_filter)RETURN(SECCOMP_RET_USER_NOTIF));
   // ioctl, but not a terminal's TIOCSTI (characters pushed into another terminal's input, which
   // a shell outside then runs), TIOCLINUX or TIOCCONS, nor the socket ioctls of network devices
@@ -385,7 +397,9 @@ static void allow_devices(void) {
 }
 
 // Other opens for writing under /proc and /dev (Landlock refuses them) are logged, the first few
-// paths once each: "refused-write <path>" lines in LOG, for whoever finds a new driver failing to start.
+// paths once each: "refused-write <path>" lines in LOG, for whoever finds a new driver failing to
+// start. So are the calls that change a folder there (mkdir, symlink, rename, unlink, rmdir), which
+// Landlock refuses too. The log is information: Landlock is the boundary, whatever it says.
 enum { kRefusedWritesLogged = 16 };
 static char* refused_writes[kRefusedWritesLogged];
 
@@ -394,22 +408,179 @@ static char* refused_writes[kRefusedWritesLogged];
 // system-call note names what the code under test did, not the driver.
 static int drivers_own_refused_write(const char* path) { return strcmp(path, "/dev/shm/cuda_injection_path_shm") == 0; }
 
+// Whether `path` is `folder` or inside it.
+static int inside(const char* path, const char* folder) {
+  const size_t length = strlen(folder);
+  return strncmp(path, folder, length) == 0 && (path[length] == '\0' || path[length] == '/' || strcmp(folder, "/") == 0);
+}
+
+// Logs `path` (resolved, see seen_path) where Landlock refuses to write it: under /proc, or under
+// /dev but for the devices the command may write (`opening`: an open; 0: a folder changed, which
+// no device allows), and not inside a -w folder.
+static void note_refused_write(const char* path, int opening) {
+  if (!inside(path, "/proc") && !(inside(path, "/dev") && !(opening && device_writable(path)))) return;
+  if (drivers_own_refused_write(path)) return;
+  for (int i = 0; i < writable_count; ++i)
+    if (inside(path, writable[i])) return;
+  char word[PATH_MAX];
+  snprintf(word, sizeof word, "%s", path);
+  for (char* c = word; *c; ++c)  // one line of the log, one word of it
+    if ((unsigned char)*c <= ' ' || *c == 0x7f) *c = '?';
+  for (int i = 0; i < kRefusedWritesLogged; ++i) {
+    if (refused_writes[i] && strcmp(refused_writes[i], word) == 0) return;
+    if (!refused_writes[i]) {
+      refused_writes[i] = strdup(word);
+      return;
+    }
+  }
+}
+
+// The process (thread group) of thread `tid`, or -1.
+static pid_t process_of(pid_t tid) {
+  char name[64], line[256];
+  snprintf(name, sizeof name, "/proc/%d/status", (int)tid);
+  FILE* status = fopen(name, "re");
+  pid_t process = -1;
+  while (status && fgets(line, sizeof line, status))
+    if (sscanf(line, "Tgid: %d", &process) == 1) break;
+  if (status) fclose(status);
+  return process;
+}
+
+// The file `given` names for thread `tid` (a call's path, relative to its descriptor `dirfd` or
+// AT_FDCWD), as the kernel would resolve it: against the thread's working folder or descriptor,
+// with "//", "." and "..", /proc/self and /proc/thread-self as that thread's, and symbolic links
+// followed one component at a time (the last one too with `follow_last`; at most 40). So that
+// /dev/../dev/kmsg, a name relative to a descriptor of /dev or /dev/fd/N are logged as what they
+// are. A magic link (/proc/<pid>/fd/N, cwd, root, ...) leads where the kernel says it does; a last
+// one that leads to no path (a pipe, a socket, a memfd) or to one outside /proc and /dev opens no
+// file that Landlock keeps read-only. Returns 1 with the path in `out`, 0 for such a file (nothing
+// to log), -1 where it cannot tell (the caller logs the path as given). Everything here reads the
+// program's state once, racing it: the log may be wrong, the open is not (Landlock decides).
+static int seen_path(pid_t tid, int dirfd, const char* given, int follow_last, char* out, size_t size) {
+  char rest[2 * PATH_MAX + 2], link[PATH_MAX], done[PATH_MAX] = "", where[64];
+  pid_t process = 0;  // (read once it is needed: /proc/self)
+  if (given[0] == '\0') return -1;
+  if (given[0] == '/') {
+    snprintf(rest, sizeof rest, "%s", given);
+  } else {
+    if (dirfd == AT_FDCWD)
+      snprintf(where, sizeof where, "/proc/%d/cwd", (int)tid);
+    else
+      snprintf(where, sizeof where, "/proc/%d/fd/%d", (int)tid, dirfd);
+    const ssize_t length = readlink(where, link, sizeof link - 1);
+    if (length <= 0) return -1;
+    link[length] = '\0';
+    if (link[0] != '/') return -1;  // a descriptor of no folder: the call fails (ENOTDIR)
+    snprintf(rest, sizeof rest, "%s/%s", link, given);
+  }
+  int hops = 0;
+  for (const char* at = rest; *at;) {
+    while (*at == '/') ++at;
+    if (*at == '\0') break;
+    const char* end = strchrnul(at, '/');
+    char name[NAME_MAX + 1];
+    if ((size_t)(end - at) > NAME_MAX) return -1;
+    memcpy(name, at, (size_t)(end - at));
+    name[end - at] = '\0';
+    at = end;
+    const int last = at[strspn(at, "/")] == '\0';
+    if (strcmp(name, ".") == 0) continue;
+    if (strcmp(name, "..") == 0) {
+      char* slash = strrchr(done, '/');
+      if (slash) *slash = '\0';
+      continue;
+    }
+    const size_t had = strlen(done);
+    if (strcmp(done, "/proc") == 0 && (strcmp(name, "self") == 0 || strcmp(name, "thread-self") == 0) && process == 0)
+      process = process_of(tid);
+    if (process < 0) return -1;
+    int written;
+    if (strcmp(done, "/proc") == 0 && strcmp(name, "self") == 0)
+      written = snprintf(done + had, sizeof done - had, "/%d", (int)process);
+    else if (strcmp(done, "/proc") == 0 && strcmp(name, "thread-self") == 0)
+      written = snprintf(done + had, sizeof done - had, "/%d/task/%d", (int)process, (int)tid);
+    else
+      written = snprintf(done + had, sizeof done - had, "/%s", name);
+    if (written < 0 || (size_t)written >= sizeof done - had) return -1;
+    struct stat info;
+    if ((last && !follow_last) || lstat(done, &info) != 0 || !S_ISLNK(info.st_mode)) continue;
+    if (++hops > 40) return -1;  // (the kernel stops there too: ELOOP)
+    const ssize_t length = readlink(done, link, sizeof link - 1);
+    if (length < 0) return -1;
+    link[length] = '\0';
+    // Under /proc/<pid>/, every link is magic; /proc's own (mounts, net) are ordinary ones.
+    const int magic = strncmp(done, "/proc/", 6) == 0 && strchr(done + 6, '/') != NULL;
+    if (magic && (link[0] != '/' || strncmp(link, "/memfd:", 7) == 0)) return 0;  // pipe:[..], anon_inode:..., a memfd
+    if (magic && last && !inside(link, "/proc") && !inside(link, "/dev")) return 0;  // a file elsewhere
+    if (link[0] == '/') {
+      done[0] = '\0';
+    } else {
+      char* slash = strrchr(done, '/');  // relative to the link's folder
+      if (slash) *slash = '\0';
+    }
+    char next[sizeof rest];
+    if (snprintf(next, sizeof next, "%s/%s", link, at) >= (int)sizeof next) return -1;
+    memcpy(rest, next, sizeof rest);
+    at = rest;
+  }
+  snprintf(out, size, "%s", done[0] ? done : "/");
+  return 1;
+}
+
+// Whether an open with `flags` of `path` (as seen_path gave it) writes: write access, a new file
+// (O_CREAT) or a regular one emptied (O_TRUNC, which needs Landlock's truncate right).
+static int opens_for_writing(const char* path, int flags) {
+  if (flags & (O_WRONLY | O_RDWR)) return 1;
+  struct stat info;
+  if (stat(path, &info) != 0) return (flags & O_CREAT) != 0;
+  return (flags & O_TRUNC) && S_ISREG(info.st_mode);
+}
+
+// Logs what `given` (a call's path, read once) names for the calling thread, relative to `dirfd`.
+static void note_path(const struct seccomp_notif* request, int dirfd, const char* given, int opening, int flags) {
+  char seen[PATH_MAX];
+  const int follow_last = !opening || (flags & O_NOFOLLOW) || ((flags & O_CREAT) && (flags & O_EXCL)) ? 0 : 1;
+  const int resolved = seen_path((pid_t)request->pid, dirfd, given, follow_last, seen, sizeof seen);
+  if (resolved == 0) return;
+  const char* path = resolved > 0 ? seen : given;
+  if (!inside(path, "/proc") && !inside(path, "/dev")) return;  // (no stat of any other path)
+  if (!opening || opens_for_writing(path, flags)) note_refused_write(path, opening);
+}
+
+// mkdir, symlink, rename, unlink and rmdir (and their ...at forms): run on, under Landlock, which
+// refuses them under /dev and /proc; logged there (the new name of a symlink, both of a rename).
+static void answer_folder_change(int listener, const struct seccomp_notif* request, struct seccomp_notif_resp* response) {
+  const __u64* a = request->data.args;
+  int dirfd[2] = {AT_FDCWD, AT_FDCWD};  // the one or two names the call changes
+  uint64_t address[2] = {a[0], 0};
+  switch (request->data.nr) {
+    case SYS_mkdirat: case SYS_unlinkat: dirfd[0] = (int)a[0]; address[0] = a[1]; break;
+    case SYS_symlink: address[0] = a[1]; break;
+    case SYS_symlinkat: dirfd[0] = (int)a[1]; address[0] = a[2]; break;
+    case SYS_rename: address[1] = a[1]; break;
+    case SYS_renameat: case SYS_renameat2:
+      dirfd[0] = (int)a[0], address[0] = a[1], dirfd[1] = (int)a[2], address[1] = a[3];
+      break;
+    default: break;  // mkdir, unlink, rmdir
+  }
+  for (int i = 0; i < 2 && address[i]; ++i) {
+    char given[PATH_MAX];
+    read_path((pid_t)request->pid, address[i], given, sizeof given);
+    note_path(request, dirfd[i], given, 0, 0);
+  }
+  response->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+  ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, response);
+}
+
 static void answer_open(int listener, struct seccomp_notif* request, struct seccomp_notif_resp* response) {
   char path[PATH_MAX];
   const int at = request->data.nr == SYS_openat ? 1 : 0;
   read_path((pid_t)request->pid, request->data.args[at], path, sizeof path);
-  if (((strncmp(path, "/proc/", 6) == 0 && !names_a_thread(path)) || (strncmp(path, "/dev/", 5) == 0 && !device_writable(path))) &&
-      !drivers_own_refused_write(path)) {
-    for (int i = 0; i < kRefusedWritesLogged; ++i) {
-      if (refused_writes[i] && strcmp(refused_writes[i], path) == 0) break;
-      if (!refused_writes[i]) {
-        refused_writes[i] = strdup(path);
-        break;
-      }
-    }
-  }
   const int flags = (int)request->data.args[at + 1];
-  if (names_a_thread(path) && ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &request->id) == 0) {
+  const int thread_name = names_a_thread(path) && (flags & (O_WRONLY | O_RDWR));  // (answered below, not refused)
+  if (!thread_name) note_path(request, at ? (int)request->data.args[0] : AT_FDCWD, path, 1, flags);
+  if (thread_name && ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &request->id) == 0) {
     const int sink = open("/dev/null", O_WRONLY | O_CLOEXEC);
     if (sink >= 0) {
       struct seccomp_notif_addfd add = {0};
@@ -537,6 +708,10 @@ static int supervise(pid_t child, int listener, const char* command) {
       const int nr = request->data.nr;
       if (nr == SYS_openat || nr == SYS_open) {
         answer_open(listener, request, response);  // (it answers)
+        continue;
+      }
+      if (changes_a_folder(nr)) {
+        answer_folder_change(listener, request, response);  // (it answers)
         continue;
       }
       if (nr == SYS_bind || nr == SYS_connect) {
