@@ -756,7 +756,7 @@ class SeveralGpus(unittest.TestCase):
         test_dir = pathlib.Path(multi_command[multi_command.index("--test-dir") + 1])
         self.assertEqual(test_dir, ws.root / "ctest-every-gpu")
         self.assertIn(str(ws.build), (test_dir / "CTestTestfile.cmake").read_text())
-        for gpu in ("0", "1"):  # every GPU's turn files exist (the sandbox lets the programs write them)
+        for gpu in ("0", "1"):  # every GPU's turn files exist (the programs open them read-only: they make none)
             for end in ("", ".gate", ".queue", ".context"):
                 self.assertTrue((lock_dir / f"gpu-{gpu}.turn{end}").exists())
         # One context slot by default; COURSE_CONTEXT_SLOTS=3: two more on each GPU (course/gpu_turn.h).
@@ -1148,6 +1148,27 @@ class GpuLocks(unittest.TestCase):
                 thread.join(10)
 
 
+    def test_the_lock_folder_must_lock_a_read_only_file_exclusively(self):
+        """grading.check_lock_folder (grade-class, with GPUs): a local folder passes and keeps no
+        probe; where an exclusive flock on a read-only descriptor fails (NFS: EBADF), it says the
+        folder must be on a local file system."""
+        import errno
+        from unittest import mock
+        with tempfile.TemporaryDirectory() as folder:
+            G.check_lock_folder(folder)
+            self.assertEqual(os.listdir(folder), [])
+            asked = []
+
+            def nfs_flock(handle, operation):
+                asked.append((handle.mode, operation))
+                raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+            with mock.patch.object(G.fcntl, "flock", nfs_flock), \
+                    self.assertRaisesRegex(ValueError, f"{folder}.*local file system.*-o"):
+                G.check_lock_folder(folder)
+            self.assertEqual(asked, [("rb", G.fcntl.LOCK_EX | G.fcntl.LOCK_NB)])
+            self.assertEqual(os.listdir(folder), [])
+
+
 class ClassLocks(unittest.TestCase):
     """tools/class-locks.py: who holds and who waits for a class's turn files, from the kernel's
     table of locks (a stalled class's GPUs idle while its programs wait on one of them)."""
@@ -1393,6 +1414,69 @@ class Sandbox(unittest.TestCase):
             for what in ("wrote-other", "created", "made-folder", "linked", "removed", "renamed"):
                 self.assertNotIn(what, said)
             self.assertEqual(sorted(p.name for p in (devices / "nvidia-caps").iterdir()), ["nvidia-cap1", "nvidia-cap2"])
+
+    def test_a_class_turn_file_can_be_locked_but_not_written(self):
+        """The turn files a class's grader gives the test programs (grading.test: -R in sandbox.args)
+        can be flocked exclusively through a read-only descriptor (course/gpu_turn.h opens them so),
+        and opened for writing by none: two gradings cannot pass data through them."""
+        from unittest import mock
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder)
+            outdir = root / "graded"
+            lock_dir = outdir / ".locks"
+            lock_dir.mkdir(parents=True)
+            ws = G.Workspace(root / "work", hidden=[outdir], syscalls="off")
+            ws.build.mkdir(parents=True)
+            ws.scratch.mkdir()
+
+            def fake_run(command, **kwargs):
+                junit = pathlib.Path(command[command.index("--output-junit") + 1])
+                junit.write_text("x")
+                return subprocess.CompletedProcess(command, 0)
+            with mock.patch.object(G.subprocess, "run", fake_run), \
+                    mock.patch.object(R, "read_junit", lambda *a, **k: []), \
+                    mock.patch.object(R, "test_properties", lambda *a, **k: {}):
+                G.test(ws, ["11-deploy-multi-gpu"], {}, gpu="1", all_gpus="0,1", lock_dir=str(lock_dir), batches=False)
+            options = ws.sandbox_args.read_text().splitlines()
+            turn = lock_dir / "gpu-1.turn"
+            for end in ("", ".gate", ".queue", ".context"):
+                self.assertIn(f"-R {turn}{end}", options)
+            self.assertFalse([o for o in options if o.startswith("-w ") and str(lock_dir) in o], options)
+            script = (
+                "import fcntl, sys\n"
+                "path = sys.argv[1]\n"
+                "for mode in ('r+b', 'ab', 'wb'):\n"
+                "    try:\n"
+                "        open(path, mode).write(b'x')\n"
+                "        print('wrote', mode, flush=True)\n"
+                "    except PermissionError:\n"
+                "        print('refused', mode, flush=True)\n"
+                "handle = open(path, 'rb')\n"
+                "fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
+                "print('locked', flush=True)\n"
+                "sys.stdin.readline()\n")
+            program = subprocess.Popen([str(self.launcher), "-f", str(ws.sandbox_args), "--", sys.executable, "-c",
+                                        script, str(turn)], cwd=ws.scratch, stdin=subprocess.PIPE,
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            try:
+                said = [program.stdout.readline().strip() for _ in range(4)]
+                self.assertEqual(said, ["refused r+b", "refused ab", "refused wb", "locked"], program.stderr.read()
+                                 if said[-1] != "locked" else said)
+                import fcntl
+                with open(turn, "rb") as outside:  # the program's lock is a real one: held, nobody else gets it
+                    with self.assertRaises(BlockingIOError):
+                        fcntl.flock(outside, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                program.stdin.write("\n")
+                program.stdin.flush()
+                self.assertEqual(program.wait(30), 0, program.stderr.read())
+            finally:
+                if program.poll() is None:
+                    program.kill()
+                    program.wait()
+                program.stdin.close()
+                program.stdout.close()
+                program.stderr.close()
+            self.assertEqual(turn.stat().st_size, 0)
 
     PROBE = r"""
 #define _GNU_SOURCE

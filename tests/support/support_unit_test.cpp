@@ -517,6 +517,63 @@ struct TwoGpuTurnFiles {
   std::string first, second, both;
 };
 
+// The access modes of this process's descriptors of files whose path begins with `prefix`
+// (/proc/self/fdinfo's flags): O_RDONLY, O_WRONLY or O_RDWR, one per descriptor.
+std::vector<int> access_modes_of_files_under(const std::string& prefix) {
+  std::vector<int> modes;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code error;
+    const std::string target = std::filesystem::read_symlink(entry.path(), error).string();
+    if (error || target.compare(0, prefix.size(), prefix) != 0) continue;
+    std::ifstream info("/proc/self/fdinfo/" + entry.path().filename().string());
+    for (std::string line; std::getline(info, line);)
+      if (line.compare(0, 6, "flags:") == 0) modes.push_back(static_cast<int>(std::stoul(line.substr(6), nullptr, 8)) & O_ACCMODE);
+  }
+  return modes;
+}
+
+// Every turn file is opened read-only, whether the grader made it (a class: the sandbox lets the
+// programs read it only, so that no grading can pass data to another through it) or the program
+// made it where it was missing (a grading's own file in its scratch folder), and takes every turn
+// so; a turn file that cannot be opened is named in the error.
+TEST(GpuTurn, EveryTurnFileIsOpenedReadOnly) {
+  using course::GpuTurnMode;
+  const TwoGpuTurnFiles files("course-gpu-turn-read-only");
+  files.remove();
+  for (const std::string& path : {files.first, files.second})  // the grader's, with two more context slots
+    for (const char* end : {"", ".gate", ".queue", ".context", ".context-1", ".context-2"})
+      ::close(::open((path + end).c_str(), O_WRONLY | O_CREAT, 0600));
+  const std::string stem = files.first.substr(0, files.first.rfind('-'));
+  {
+    course::GpuTurn turn(files.both, GpuTurnMode::exclusive);  // makes the pair gate and context turn
+    turn.take_context_turn();
+    const std::vector<int> modes = access_modes_of_files_under(stem);
+    EXPECT_EQ(modes.size(), 2u * 7u + 2u);  // each file's lock, gate, queue twice, three slots; the pair's two
+    for (int mode : modes) EXPECT_EQ(mode, O_RDONLY);
+    turn.release_context_turn();
+    turn.take(GpuTurnMode::shared);
+  }
+  files.remove();
+  const std::string own = testing::TempDir() + "course-gpu-turn-own-" + std::to_string(::getpid()) + ".lock";
+  remove_turn_files(own);
+  {
+    course::GpuTurn turn(own, GpuTurnMode::exclusive);  // none there: it makes its four
+    for (const char* end : {"", ".gate", ".queue", ".context"}) EXPECT_EQ(::access((own + end).c_str(), F_OK), 0) << end;
+    const std::vector<int> modes = access_modes_of_files_under(own);
+    EXPECT_EQ(modes.size(), 5u);
+    for (int mode : modes) EXPECT_EQ(mode, O_RDONLY);
+  }
+  remove_turn_files(own);
+  const std::string nowhere = testing::TempDir() + "course-gpu-turn-no-folder-" + std::to_string(::getpid()) + "/gpu-0.turn";
+  try {
+    course::GpuTurn turn(nowhere);
+    ADD_FAILURE() << "a turn file in a folder that does not exist was opened";
+  } catch (const std::runtime_error& error) {
+    EXPECT_NE(std::string(error.what()).find(nowhere), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find(std::strerror(ENOENT)), std::string::npos) << error.what();
+  }
+}
+
 // A program that uses several GPUs takes its turns on each one's file (a class on several GPUs,
 // tools/course_grading): a measurement on one GPU waits for it, and it sees that measurement;
 // its own measurement waits for the programs of every GPU, and keeps back every GPU's later

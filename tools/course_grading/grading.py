@@ -139,11 +139,12 @@ def confined(ws, *, write=(), read=()):
     return command + ["--"]
 
 
-def write_test_sandbox_args(ws, writable=()):
+def write_test_sandbox_args(ws, turn_files=()):
     """The options every test program's sandbox reads (-f sandbox.args): read the course copy,
-    write the scratch folder (and the files `writable`: a class's GPU turn), nothing of what is
-    hidden."""
-    lines = ["-r", f"-R {ws.course}", f"-w {ws.scratch}", *[f"-w {w}" for w in writable],
+    write the scratch folder, read the files `turn_files` (a class's GPU turn: the programs open
+    them read-only and flock them, course/gpu_turn.h; writable, they would let two gradings'
+    programs pass data through them), nothing of what is hidden."""
+    lines = ["-r", f"-R {ws.course}", f"-w {ws.scratch}", *[f"-R {t}" for t in turn_files],
              *[f"-h {h}" for h in ws.hidden]]
     ws.syscall_log.unlink(missing_ok=True)
     if ws.syscalls in ("enforce", "learn"):
@@ -374,6 +375,28 @@ def _lock(path, mode, blocking=True):
         turnstile.close()  # releases the turnstile
 
 
+def check_lock_folder(folder):
+    """Raises ValueError unless flock can lock a read-only file of `folder` exclusively. The test
+    programs open the class's turn files there read-only (course/gpu_turn.h: a program holds none
+    open for writing, so two gradings cannot pass data through them) and lock them exclusively
+    to measure; on NFS flock is emulated with fcntl locks, and an exclusive one on a read-only
+    descriptor fails (EBADF). One probe file, made, locked and removed."""
+    probe = pathlib.Path(folder) / f"flock-probe-{os.getpid()}"
+    probe.touch()
+    try:
+        with open(probe, "rb") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as error:
+                raise ValueError(
+                    f"the lock folder {folder} is on a file system where flock cannot lock a read-only file "
+                    f"exclusively ({error.strerror or error}; NFS emulates flock with fcntl locks): the GPU turn "
+                    f"files must be on a local file system; put the output folder (-o, which holds .locks) on a "
+                    f"local disk") from None
+    finally:
+        probe.unlink(missing_ok=True)
+
+
 @contextlib.contextmanager
 def gpu_locks(lock_dir, gpus, shared=False):
     """Holds the locks of `gpus`: shared (tests that may run beside other gradings' shared tests)
@@ -475,7 +498,8 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
     # review found that a program holding the pair gate held back every GPU's measurements.
     if len(every_turn) > 1 and os.environ.get("COURSE_GPU_TURN_PRIORITY", "0") == "1":
         turn_files += [pathlib.Path(lock_dir) / "gpu-pair.gate", pathlib.Path(lock_dir) / "gpu-pair.context"]
-    if class_turns:  # made here, so that the sandbox need only let the programs write these (course/gpu_turn.h)
+    if class_turns:  # made here, so that the sandbox need only let the programs read these (course/gpu_turn.h:
+        # they open every turn file read-only and make none in a class)
         if any("," in str(base) for base in every_turn):
             raise ValueError(f"the lock folder {lock_dir} has a comma in its path: a turn on several GPUs names them with commas")
         for path in turn_files:

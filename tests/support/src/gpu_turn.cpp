@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "course/profile.h"
@@ -25,6 +26,33 @@
 namespace course {
 
 namespace {
+// Every turn file is opened read-only: flock takes shared and exclusive locks on a read-only
+// descriptor on a local file system, and a program that holds no turn file open for writing
+// cannot pass data through one to another grading's program (an adversarial review, 2026-11-28:
+// the files were writable in the sandbox). A class's files are made by the grader beforehand
+// (tools/course_grading/grading.py), which gives them to the sandbox read-only (-R) and the
+// folder not at all, so there a program can make none. A program outside a class (a grading's
+// own gpu-turn.lock in its scratch folder, which its programs may write anyway; the unit tests;
+// tools/stress-gpu-turns.py; a ctest run by hand) makes a file that is missing, read-only too
+// (O_CREAT with O_RDONLY), so that every use holds the same descriptors. On NFS, where flock is
+// emulated with fcntl locks, an exclusive lock needs a descriptor open for writing (EBADF):
+// grade-class stops at once when its lock folder is on such a file system (lock_failure says
+// so here too). -1 with errno when it cannot be opened, or is no regular file (EISDIR: the
+// folder a grader puts where a pair gate would be).
+int open_turn_file(const std::string& path, bool make) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT && make) fd = ::open(path.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return -1;
+  struct stat status {};
+  if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
+    const int why = S_ISDIR(status.st_mode) ? EISDIR : EINVAL;
+    ::close(fd);
+    errno = why;
+    return -1;
+  }
+  return fd;
+}
+
 // The turn files are opened before the program makes its context, so under lower descriptor
 // numbers than the GPU's device files. That matters at exit (an _Exit, a crash, a kill: no
 // teardown by the runtime first): the kernel closes the files in the order of their numbers, but
@@ -33,20 +61,39 @@ namespace {
 // 100 of 100 exits). So the turns are let go of after the device files, the context torn down
 // inside them. (Moved to high numbers, they were let go of first.)
 int open_lock(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) throw std::runtime_error("cannot open the GPU lock " + path + ": " + std::strerror(errno));
+  const int fd = open_turn_file(path, true);
+  if (fd < 0) {
+    const int why = errno;
+    throw std::runtime_error("cannot open the GPU turn file " + path + " (read-only, made where missing): " +
+                             std::strerror(why) +
+                             (why == EACCES ? " (in a class the grader makes the turn files and the sandbox lets the "
+                                              "program read only those)"
+                                            : ""));
+  }
   return fd;
 }
 
 // A further context slot, where one was made (a grader with COURSE_CONTEXT_SLOTS, a test): never
-// made here, so that without them the protocol is exactly the one context turn. Opened for
-// writing, as flock needs on NFS (where it is emulated with fcntl locks); one this program may
-// not open so (a slot left from another grading, outside its sandbox's list) is none. -1 when none.
-int open_context_slot(const std::string& path) { return ::open(path.c_str(), O_RDWR | O_CLOEXEC); }
+// made here, so that without them the protocol is exactly the one context turn. Read-only, like
+// every turn file (open_turn_file); one this program may not open (a slot left from another
+// grading, outside its sandbox's list) is none. -1 when none.
+int open_context_slot(const std::string& path) { return open_turn_file(path, false); }
+
+// Why a flock on `path` failed, for the program's error: the file, the lock asked for and the
+// system's reason; EBADF on an exclusive lock is a read-only descriptor on NFS (fcntl-emulated
+// flock).
+std::string lock_failure(const std::string& path, int operation, int why) {
+  std::string text = "cannot lock the GPU turn file " + path + ((operation & LOCK_EX) ? " exclusively" : " shared") +
+                     ": " + std::strerror(why);
+  if (why == EBADF || why == ENOLCK)
+    text += " (the turn files are opened read-only; an exclusive flock on a read-only descriptor fails where flock is "
+            "emulated with fcntl locks, as on NFS: the lock folder must be on a local file system)";
+  return text;
+}
 
 void lock(int fd, int operation, const std::string& path) {
   while (::flock(fd, operation) != 0) {
-    if (errno != EINTR) throw std::runtime_error("cannot lock " + path + ": " + std::strerror(errno));
+    if (errno != EINTR) throw std::runtime_error(lock_failure(path, operation, errno));
   }
 }
 
@@ -55,7 +102,7 @@ bool try_lock(int fd, int operation, const std::string& path) {
   for (;;) {
     if (::flock(fd, operation | LOCK_NB) == 0) return true;
     if (errno == EWOULDBLOCK) return false;
-    if (errno != EINTR) throw std::runtime_error("cannot lock " + path + ": " + std::strerror(errno));
+    if (errno != EINTR) throw std::runtime_error(lock_failure(path, operation, errno));
   }
 }
 
@@ -174,10 +221,11 @@ GpuTurn::GpuTurn(const std::string& paths) : path_(paths) {
         // Where they cannot be made (a sandbox whose grader made none: tools/course_grading with
         // COURSE_GPU_TURN_PRIORITY=0), the program takes its turns on every file at once only,
         // and its context turn on each file, as before the pair gate.
-        pair_ = ::open(pair_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        // A folder there (the grader's, without the priority) is no gate (open_turn_file).
+        pair_ = open_turn_file(pair_path_, true);
         if (pair_ >= 0) pair_context_ = open_lock(pair_context_path());
       } else {
-        pair_ = ::open(pair_path_.c_str(), O_RDWR | O_CLOEXEC);  // none, or not this program's to use: no gate
+        pair_ = open_turn_file(pair_path_, false);  // none, or not this program's to use: no gate
       }
     }
   } catch (...) {

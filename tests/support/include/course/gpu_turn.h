@@ -74,8 +74,11 @@
 /// The lock orders the judge's own programs: one grading's, or with a grader's class turn file
 /// (tools/grade-class) every grading's on that GPU. A program waits for its GPU work before it
 /// lets go of a turn, so what the code under test launched runs inside that program's turn. The
-/// code under test cannot call flock or open files (the code policy), nor write the turn files
-/// (the sandbox lets the judge's programs write only these four and the pair's two, below).
+/// code under test cannot call flock or open files (the code policy), nor write the turn files:
+/// a program opens every one read-only (flock locks a read-only descriptor, shared or exclusive,
+/// on a local file system; not on NFS, where grade-class refuses the lock folder), a class's
+/// grader makes them beforehand, and the sandbox lets the programs read only these four and the
+/// pair's two, below, so two gradings cannot pass data through their contents.
 #pragma once
 
 #include <atomic>
