@@ -1415,6 +1415,36 @@ class Sandbox(unittest.TestCase):
                 self.assertNotIn(what, said)
             self.assertEqual(sorted(p.name for p in (devices / "nvidia-caps").iterdir()), ["nvidia-cap1", "nvidia-cap2"])
 
+    def test_a_device_is_known_by_its_file_not_its_name(self):
+        """Seen on the H100 (2026-11-28): the container's /dev/nvidiactl, /dev/nvidia0 and
+        /dev/nvidia-uvm are links to /dev/char/MAJOR:MINOR, so the driver's opens, resolved to where
+        they lead, were logged as refused writes of /dev/char/195:255 (42 times in every reference's
+        report) although Landlock allowed them. A device is now known by its file: an open of what
+        allow_devices allows, under any name, is not logged; another device file still is. A fake
+        device folder of regular files stands for /dev (COURSE_SANDBOX_DEVICES)."""
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder).resolve()
+            devices = root / "dev"
+            (devices / "char").mkdir(parents=True)
+            (devices / "nvidia-caps").mkdir()
+            for name in ("char/195:255", "char/1:11", "nvidia-caps/nvidia-cap1"):
+                (devices / name).write_text("")
+            (devices / "nvidiactl").symlink_to("char/195:255")
+            launcher = root / "course-sandbox"
+            subprocess.run(["cc", "-O2", "-std=gnu11", f'-DCOURSE_SANDBOX_DEVICES="{devices}"', "-o", str(launcher),
+                            str(COURSE / "tools/course_grading/sandbox.c")], check=True)
+            script = ("echo x > nvidiactl && echo wrote-link; echo x > char/195:255 && echo wrote-device; "
+                      "echo x > nvidia-caps/nvidia-cap1 && echo wrote-cap; echo x > char/1:11 && echo wrote-other; true")
+            log = root / "calls.log"
+            done = subprocess.run([str(launcher), "-s", f"learn:{log}", "--", "bash", "-c", script], cwd=devices,
+                                  capture_output=True, text=True, timeout=60)
+            said = done.stdout.split()
+            for what in ("wrote-link", "wrote-device", "wrote-cap"):
+                self.assertIn(what, said, done.stderr)
+            self.assertNotIn("wrote-other", said)
+            refused = [line.split(" ")[1] for line in log.read_text().splitlines() if line.startswith("refused-write ")]
+            self.assertEqual([path for path in refused if path.startswith(str(root))], [str(devices / "char/1:11")])  # (bash opens /dev/tty)
+
     def test_a_class_turn_file_can_be_locked_but_not_written(self):
         """The turn files a class's grader gives the test programs (grading.test: -R in sandbox.args)
         can be flocked exclusively through a read-only descriptor (course/gpu_turn.h opens them so),

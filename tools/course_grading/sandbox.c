@@ -364,19 +364,65 @@ static int names_a_thread(const char* path) {
 // needs no named shared memory (memfd_create gives a private one), and an attempt is logged.
 static const char* const kWritableDevices[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
 
-static int device_writable(const char* path) {
-  if (strncmp(path, "/dev/nvidia", 11) == 0) return 1;
-  for (size_t i = 0; i < sizeof kWritableDevices / sizeof kWritableDevices[0]; ++i)
-    if (strcmp(path, kWritableDevices[i]) == 0) return 1;
-  return 0;
-}
-
 // The folder of the GPU driver's device files. A test build names a temporary folder instead
 // (cc -DCOURSE_SANDBOX_DEVICES=...): /dev is the machine's, and a CPU machine has no /dev/nvidia*,
 // so the unit tests check the rights below on a fake /dev/nvidia-caps of their own.
 #ifndef COURSE_SANDBOX_DEVICES
 #define COURSE_SANDBOX_DEVICES "/dev"
 #endif
+
+// The files that allow_devices lets the command write, as Landlock knows them: their inodes (a
+// link followed), and the folders among them. A name is not enough: where the container's
+// /dev/nvidiactl is a link to /dev/char/195:255, the driver's open of it resolves to the latter
+// (seen_path), which Landlock allows (H100, 2026-11-28: every reference's report named three
+// such opens as refused, 42 times each). Noted once, before the command starts.
+enum { kDevicesNoted = 64 };
+static struct stat writable_devices[kDevicesNoted];
+static int writable_device_count;
+static char* writable_device_folders[8];
+
+static void note_writable_device(const char* path) {
+  struct stat info;
+  if (stat(path, &info) != 0) return;
+  if (S_ISDIR(info.st_mode)) {
+    for (size_t i = 0; i < sizeof writable_device_folders / sizeof writable_device_folders[0]; ++i)
+      if (!writable_device_folders[i]) {
+        writable_device_folders[i] = realpath(path, NULL);
+        break;
+      }
+  } else if (writable_device_count < kDevicesNoted) {
+    writable_devices[writable_device_count++] = info;
+  }
+}
+
+static void note_writable_devices(void) {
+  for (size_t i = 0; i < sizeof kWritableDevices / sizeof kWritableDevices[0]; ++i) note_writable_device(kWritableDevices[i]);
+  DIR* listing = opendir(COURSE_SANDBOX_DEVICES);
+  if (!listing) return;
+  struct dirent* entry;
+  while ((entry = readdir(listing)) != NULL) {
+    if (strncmp(entry->d_name, "nvidia", 6) != 0) continue;
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", COURSE_SANDBOX_DEVICES, entry->d_name);
+    note_writable_device(path);
+  }
+  closedir(listing);
+}
+
+static int inside(const char* path, const char* folder);
+
+static int device_writable(const char* path) {
+  if (strncmp(path, "/dev/nvidia", 11) == 0) return 1;
+  for (size_t i = 0; i < sizeof kWritableDevices / sizeof kWritableDevices[0]; ++i)
+    if (strcmp(path, kWritableDevices[i]) == 0) return 1;
+  for (size_t i = 0; i < sizeof writable_device_folders / sizeof writable_device_folders[0]; ++i)
+    if (writable_device_folders[i] && inside(path, writable_device_folders[i])) return 1;
+  struct stat info;
+  if (stat(path, &info) != 0) return 0;
+  for (int i = 0; i < writable_device_count; ++i)
+    if (writable_devices[i].st_dev == info.st_dev && writable_devices[i].st_ino == info.st_ino) return 1;
+  return 0;
+}
 
 static void allow_devices(void) {
   for (size_t i = 0; i < sizeof kWritableDevices / sizeof kWritableDevices[0]; ++i) allow(kWritableDevices[i], handled);
@@ -418,7 +464,8 @@ static int inside(const char* path, const char* folder) {
 // /dev but for the devices the command may write (`opening`: an open; 0: a folder changed, which
 // no device allows), and not inside a -w folder.
 static void note_refused_write(const char* path, int opening) {
-  if (!inside(path, "/proc") && !(inside(path, "/dev") && !(opening && device_writable(path)))) return;
+  const int in_devices = inside(path, "/dev") || inside(path, COURSE_SANDBOX_DEVICES);
+  if (!inside(path, "/proc") && !(in_devices && !(opening && device_writable(path)))) return;
   if (drivers_own_refused_write(path)) return;
   for (int i = 0; i < writable_count; ++i)
     if (inside(path, writable[i])) return;
@@ -544,7 +591,7 @@ static void note_path(const struct seccomp_notif* request, int dirfd, const char
   const int resolved = seen_path((pid_t)request->pid, dirfd, given, follow_last, seen, sizeof seen);
   if (resolved == 0) return;
   const char* path = resolved > 0 ? seen : given;
-  if (!inside(path, "/proc") && !inside(path, "/dev")) return;  // (no stat of any other path)
+  if (!inside(path, "/proc") && !inside(path, "/dev") && !inside(path, COURSE_SANDBOX_DEVICES)) return;  // (no stat of any other path)
   if (!opening || opens_for_writing(path, flags)) note_refused_write(path, opening);
 }
 
@@ -815,6 +862,7 @@ int main(int argc, char** argv) {
   int told[2] = {-1, -1}, go[2] = {-1, -1};
   pid_t child = 0;
   if (syscall_mode) {
+    note_writable_devices();  // (for the supervisor's log: what the command may write under /dev)
     if (pipe2(told, O_CLOEXEC) != 0 || pipe2(go, O_CLOEXEC) != 0) fail("pipe2");
     child = fork();
     if (child < 0) fail("fork");
