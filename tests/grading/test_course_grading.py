@@ -848,6 +848,19 @@ class SyscallLog(unittest.TestCase):
         ws.syscall_log.unlink()
         self.assertEqual(G.syscalls_outside(ws), ({}, {}))
 
+    def test_refused_metadata_changes(self):
+        """A "refused-metadata <path> <command>" line (fchmod or utimensat of a file outside the -w folders,
+        refused by the supervisor) is a fault named after the file, counted once per line."""
+        import tempfile as T
+        ws = G.Workspace(pathlib.Path(T.mkdtemp()))
+        ws.syscall_log.write_text("refused-metadata /graded/.locks/gpu-0.turn /b/student_ch06_tests --gtest_filter=A.B\n"
+                                  "refused-metadata /graded/.locks/gpu-0.turn /b/student_ch07_tests\n"
+                                  "refused-metadata /secret/answer.txt /b/student_ch07_tests\n"
+                                  "refused-write /proc/self/mem /b/student_ch06_tests\n")
+        counts, _ = G.syscalls_outside(ws)
+        self.assertEqual(counts, {"change the metadata of /graded/.locks/gpu-0.turn": 2,
+                                  "change the metadata of /secret/answer.txt": 1,
+                                  "open for writing /proc/self/mem": 1})
 
 
 def course_like(outcomes):
