@@ -848,6 +848,20 @@ class SyscallLog(unittest.TestCase):
         ws.syscall_log.unlink()
         self.assertEqual(G.syscalls_outside(ws), ({}, {}))
 
+    def test_refused_metadata_changes(self):
+        """A "refused-metadata <path> <command>" line (fchmod or utimensat of a file outside the -w folders,
+        refused by the supervisor) is a fault named after the file, counted once per line."""
+        import tempfile as T
+        ws = G.Workspace(pathlib.Path(T.mkdtemp()))
+        ws.syscall_log.write_text("refused-metadata /graded/.locks/gpu-0.turn /b/student_ch06_tests --gtest_filter=A.B\n"
+                                  "refused-metadata /graded/.locks/gpu-0.turn /b/student_ch07_tests\n"
+                                  "refused-metadata /secret/answer.txt /b/student_ch07_tests\n"
+                                  "refused-write /proc/self/mem /b/student_ch06_tests\n")
+        counts, _ = G.syscalls_outside(ws)
+        self.assertEqual(counts, {"change the metadata of /graded/.locks/gpu-0.turn": 2,
+                                  "change the metadata of /secret/answer.txt": 1,
+                                  "open for writing /proc/self/mem": 1})
+
 
 def course_like(outcomes):
     """A graded course like the real one: per chapter required tests of every kind and stretch tests,
@@ -1769,6 +1783,206 @@ int main(int argc, char** argv) {
             self.assertNotEqual(said["tid"], pid)
             for name in "abcdefghij":
                 self.assertFalse(pathlib.Path(f"/dev/shm/{name}-{pid}").exists(), name)
+
+    METADATA_PROBE = r"""
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+static void say(const char* what, long got) { printf("%s %s\n", what, got == 0 ? "ok" : strerror(errno)); }
+static const struct timespec kThen[2] = {{1000000000, 0}, {1000000000, 0}};
+static const struct timespec kLater[2] = {{1100000000, 0}, {1100000000, 0}};
+static const struct timespec kLink[2] = {{1200000000, 0}, {1200000000, 0}};
+static int scratch_file;
+static void* thread(void* unused) {  /* the supervisor hears of a thread's call by the thread's id */
+  say("thread-fchmod", fchmod(scratch_file, 0604));
+  return unused;
+}
+int main(int argc, char** argv) {
+  const char *scratch = argv[1], *turn = argv[2], *hidden = argv[3];
+  char path[512];
+  snprintf(path, sizeof path, "%s/file", scratch);
+  scratch_file = open(path, O_RDWR | O_CREAT, 0600);
+  pthread_t other;
+  if (scratch_file < 0 || pthread_create(&other, NULL, thread, NULL) != 0 || pthread_join(other, NULL) != 0) return 4;
+  say("fchmod-scratch", fchmod(scratch_file, 0640));
+  say("futimens-scratch", futimens(scratch_file, kThen));
+  say("setuid-scratch", fchmod(scratch_file, 04755));
+  snprintf(path, sizeof path, "%s/other", scratch);
+  close(open(path, O_WRONLY | O_CREAT, 0600));
+  say("utimensat-scratch", utimensat(AT_FDCWD, path, kLater, 0));
+  int folder = open(scratch, O_PATH | O_DIRECTORY);
+  close(openat(folder, "relative", O_WRONLY | O_CREAT, 0600));
+  say("utimensat-dirfd", utimensat(folder, "relative", kThen, 0));
+  say("utimensat-missing", utimensat(folder, "missing", kThen, 0));
+  int opath = openat(folder, "relative", O_PATH);
+  say("futimens-opath", futimens(opath, kThen));
+  say("empty-path-opath", utimensat(opath, "", kLater, AT_EMPTY_PATH));
+  int file = open(turn, O_RDONLY);
+  printf("turn-fd %d\n", file);
+  say("fchmod-turn", fchmod(file, 0666));
+  say("futimens-turn", futimens(file, kThen));
+  say("futimens-turn-now", futimens(file, NULL));
+  say("utimensat-turn", utimensat(AT_FDCWD, turn, kThen, 0));
+  say("utimensat-turn-now", utimensat(AT_FDCWD, turn, NULL, 0));
+  snprintf(path, sizeof path, "/proc/self/fd/%d", file); say("utimensat-proc-fd", utimensat(AT_FDCWD, path, kThen, 0));
+  say("utimensat-hidden", utimensat(AT_FDCWD, hidden, kThen, 0));
+  snprintf(path, sizeof path, "%s/link", scratch);
+  say("utimensat-link", utimensat(AT_FDCWD, path, kThen, 0));
+  say("utimensat-link-nofollow", utimensat(AT_FDCWD, path, kLink, AT_SYMLINK_NOFOLLOW));
+  /* odd calls: answered, the supervisor lives on */
+  snprintf(path, sizeof path, "%s/other", scratch);
+  say("bad-times", syscall(SYS_utimensat, AT_FDCWD, path, (void*)8, 0));
+  say("bad-path", syscall(SYS_utimensat, AT_FDCWD, (void*)8, kThen, 0));
+  say("bad-flags", syscall(SYS_utimensat, AT_FDCWD, path, kThen, 0x4000));
+  say("bad-fd", fchmod(999, 0600));
+  say("bad-dirfd", utimensat(999, "other", kThen, 0));
+  say("no-path-flags", syscall(SYS_utimensat, file, NULL, kThen, AT_SYMLINK_NOFOLLOW));
+  /* outside the list: refused whatever the file */
+  say("chmod", chmod(path, 0600));
+  say("fchmodat", fchmodat(AT_FDCWD, path, 0600, 0));
+  say("utimes", syscall(SYS_utimes, path, NULL));
+  snprintf(path, sizeof path, "%s/touched", scratch);
+  close(open(path, O_WRONLY | O_CREAT, 0600));
+  say("utimes-libc", utimes(path, (const struct timeval[2]){{1300000000, 0}, {1300000000, 0}}));  /* (glibc: utimensat) */
+  say("fchown", fchown(scratch_file, getuid(), getgid()));
+  say("chown", chown(path, getuid(), getgid()));
+  say("fsetxattr", fsetxattr(scratch_file, "user.course", "x", 1, 0));
+  return 0;
+}
+"""
+
+    def test_metadata_changes_only_inside_the_writable_folders(self):
+        """Found by an adversarial review (2026-11-28): the filter allowed utimensat and fchmod, which
+        Landlock does not cover, so a program set the mode and times of a class's turn file (given with
+        -R: a channel between two gradings) and, by path, of hidden files. The supervisor now makes these
+        calls itself on a file it holds, inside a -w folder only; elsewhere they are refused and logged."""
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder).resolve()
+            (root / "probe.c").write_text(self.METADATA_PROBE)
+            subprocess.run(["cc", "-O1", "-pthread", "-o", str(root / "probe"), str(root / "probe.c")], check=True)
+            scratch, turn, hidden = root / "scratch", root / "gpu-0.turn", root / "hidden" / "secret.txt"
+            scratch.mkdir()
+            hidden.parent.mkdir()
+            for path in (turn, hidden):
+                path.write_text("")
+                path.chmod(0o644)
+                os.utime(path, (500000000, 500000000))
+            (scratch / "link").symlink_to(turn)
+            log = root / "calls.log"
+            done = subprocess.run([str(self.launcher), "-w", str(scratch), "-R", str(turn), "-h", str(hidden.parent),
+                                   "-s", f"enforce:{log}", "--", str(root / "probe"), str(scratch), str(turn),
+                                   str(hidden)], capture_output=True, text=True, timeout=60, cwd=scratch)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            said = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
+            for what in ("thread-fchmod", "fchmod-scratch", "futimens-scratch", "utimensat-scratch", "utimensat-dirfd",
+                         "empty-path-opath", "utimensat-link-nofollow", "utimes-libc"):
+                self.assertEqual(said[what], "ok", what)
+            for what in ("fchmod-turn", "futimens-turn", "futimens-turn-now", "utimensat-turn", "utimensat-turn-now",
+                         "utimensat-proc-fd", "utimensat-hidden", "utimensat-link", "setuid-scratch", "chmod",
+                         "fchmodat", "utimes", "fchown", "chown", "fsetxattr"):
+                self.assertEqual(said[what], "Operation not permitted", what)
+            expected = {"utimensat-missing": "No such file or directory", "futimens-opath": "Bad file descriptor",
+                        "bad-times": "Bad address", "bad-path": "Bad address", "bad-flags": "Invalid argument",
+                        "bad-fd": "Bad file descriptor", "bad-dirfd": "Bad file descriptor",
+                        "no-path-flags": "Invalid argument"}
+            self.assertEqual({what: said[what] for what in expected}, expected)
+            file = scratch / "file"  # changed from outside's point of view too
+            self.assertEqual(file.stat().st_mode & 0o7777, 0o640)
+            self.assertEqual(file.stat().st_mtime, 1000000000)
+            self.assertEqual((scratch / "other").stat().st_mtime, 1100000000)
+            self.assertEqual((scratch / "relative").stat().st_mtime, 1100000000)  # (the O_PATH descriptor's last)
+            self.assertEqual((scratch / "touched").stat().st_mtime, 1300000000)
+            self.assertEqual(os.lstat(scratch / "link").st_mtime, 1200000000)  # the link itself, inside scratch
+            for path in (turn, hidden):
+                self.assertEqual(path.stat().st_mode & 0o7777, 0o644, path)
+                self.assertEqual(path.stat().st_mtime, 500000000, path)
+                self.assertEqual(path.stat().st_atime, 500000000, path)
+            lines = log.read_text().splitlines()
+            refused = sorted(line.split(" ")[1] for line in lines if line.startswith("refused-metadata "))
+            self.assertEqual(refused, sorted([str(turn), str(hidden), str(file), f"/proc/self/fd/{said['turn-fd']}"]))
+            self.assertTrue(all(line.endswith(f"/probe {scratch} {turn} {hidden}") for line in lines), lines)
+            names = G._syscall_names()
+            counted = {names.get(int(line.split(" ")[0]), line.split(" ")[0]): int(line.split(" ")[1])
+                       for line in lines if line.split(" ")[0].isdigit()}
+            if names:
+                self.assertEqual(counted, {"chmod": 1, "fchmodat": 1, "utimes": 1, "fchown": 1, "chown": 1,
+                                           "fsetxattr": 1})
+
+    METADATA_RACE_PROBE = r"""
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+static char name[512], scratch_name[512], turn_name[512], flip[512], flip_new[512];
+static const char* turn;
+static volatile int done;
+static void* swap_memory(void* unused) {  /* the path in memory, between scratch and the turn file */
+  for (int i = 0; !done; ++i) memcpy(name, i % 2 ? turn_name : scratch_name, sizeof name);
+  return unused;
+}
+static void* swap_link(void* unused) {  /* scratch/flip: a file in scratch, then a link to the turn file */
+  for (int i = 0; !done; ++i) {
+    unlink(flip_new);
+    if (i % 2) symlink(turn, flip_new); else close(open(flip_new, O_WRONLY | O_CREAT, 0600));
+    rename(flip_new, flip);
+  }
+  return unused;
+}
+int main(int argc, char** argv) {
+  turn = argv[2];
+  snprintf(scratch_name, sizeof scratch_name, "%s/file", argv[1]);
+  snprintf(turn_name, sizeof turn_name, "%s", turn);
+  snprintf(flip, sizeof flip, "%s/flip", argv[1]);
+  snprintf(flip_new, sizeof flip_new, "%s/flip.new", argv[1]);
+  close(open(scratch_name, O_WRONLY | O_CREAT, 0600));
+  memcpy(name, scratch_name, sizeof name);
+  const struct timespec times[2] = {{1000000000, 0}, {1000000000, 0}};
+  pthread_t memory, link;
+  if (pthread_create(&memory, NULL, swap_memory, NULL) != 0 || pthread_create(&link, NULL, swap_link, NULL) != 0) return 4;
+  int made = 0;
+  for (int i = 0; i < 3000; ++i) {
+    made += utimensat(AT_FDCWD, name, times, 0) == 0;
+    made += utimensat(AT_FDCWD, flip, times, 0) == 0;
+  }
+  done = 1;
+  pthread_join(memory, NULL);
+  pthread_join(link, NULL);
+  printf("made %d\n", made);
+  return 0;
+}
+"""
+
+    def test_a_thread_cannot_swap_the_file_whose_times_are_changed(self):
+        """The supervisor changes the times of the file it opened and found inside scratch, not what the
+        path names later: a thread that swaps the path in memory, or a file in scratch for a link to the
+        turn file, between the check and the change, never reaches the turn file."""
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder).resolve()
+            (root / "probe.c").write_text(self.METADATA_RACE_PROBE)
+            subprocess.run(["cc", "-O1", "-pthread", "-o", str(root / "probe"), str(root / "probe.c")], check=True)
+            scratch, turn = root / "scratch", root / "gpu-0.turn"
+            scratch.mkdir()
+            turn.write_text("")
+            os.utime(turn, (500000000, 500000000))
+            done = subprocess.run([str(self.launcher), "-w", str(scratch), "-R", str(turn), "-s",
+                                   f"enforce:{root / 'calls.log'}", "--", str(root / "probe"), str(scratch), str(turn)],
+                                  capture_output=True, text=True, timeout=120, cwd=scratch)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertGreater(int(done.stdout.split()[-1]), 0, done.stdout)  # some were made: it raced
+            self.assertEqual(turn.stat().st_mtime, 500000000)
+            self.assertEqual(turn.stat().st_atime, 500000000)
+            self.assertEqual((scratch / "file").stat().st_mtime, 1000000000)
 
     SOCKET_PROBE = r"""
 #define _GNU_SOURCE

@@ -177,6 +177,10 @@ def syscalls_outside(ws):
             name = "open for writing " + line.split(" ")[1]  # /proc or /dev that Landlock refused
             counts[name] = counts.get(name, 0) + 1
             continue
+        if line.startswith("refused-metadata "):  # "refused-metadata <path> <command>": fchmod or utimensat of
+            name = "change the metadata of " + line.split(" ")[1]  # a file outside the -w folders
+            counts[name] = counts.get(name, 0) + 1
+            continue
         number, _, rest = line.partition(" ")
         times, _, command = rest.partition(" ")
         if not number.isdigit() or not times.isdigit():

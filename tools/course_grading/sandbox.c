@@ -19,7 +19,9 @@
 // any other process file. The CUDA driver names its threads by writing /proc/<pid>/task/<tid>/comm
 // and fails to start (cudaErrorOperatingSystem) when it cannot open that file: such an open is
 // sent to the supervisor, which answers it with a descriptor of /dev/null (the names are lost;
-// nothing else changes). Every other open for writing runs on, under Landlock.
+// nothing else changes). Every other open for writing runs on, under Landlock. A file's mode and
+// times, which Landlock does not cover, change inside the -w folders only: fchmod and utimensat
+// are made by the supervisor, on a file it holds (answer_metadata_change).
 //
 // -f FILE: more options, one per line ("-w DIR", "-R DIR", "-h DIR" or "-r"), so that a grader can change
 // them per submission without rebuilding the test list that names this command. -r: refuse to run (exit status 3) where Landlock is not available; without it the command
@@ -176,7 +178,7 @@ static const int kAllowed[] = {
     SYS_exit_group, SYS_getrandom, SYS_getrlimit, SYS_clock_gettime, SYS_clock_getres,
     SYS_clock_nanosleep, SYS_nanosleep, SYS_gettimeofday, SYS_time, SYS_times, SYS_getrusage, SYS_sysinfo,
     SYS_get_mempolicy, SYS_set_mempolicy, SYS_mbind, SYS_getcpu, SYS_membarrier, SYS_memfd_create,
-    SYS_ftruncate, SYS_fallocate, SYS_flock, SYS_fsync, SYS_fdatasync, SYS_utimensat, SYS_fchmod, SYS_umask,
+    SYS_ftruncate, SYS_fallocate, SYS_flock, SYS_fsync, SYS_fdatasync, SYS_umask,
     SYS_timerfd_create, SYS_timerfd_settime, SYS_timerfd_gettime, SYS_restart_syscall,
     462,  // mseal (Linux 6.10): the judge seals its relocation table (it only takes rights away)
     // What the CUDA driver does in every program as it starts (seen with --syscalls learn on the
@@ -190,6 +192,12 @@ static const int kAllowed[] = {
 // (Landlock decides) and logs those under /dev and /proc (answer_folder_change).
 static const int kFolderChanges[] = {SYS_mkdir, SYS_mkdirat, SYS_rmdir, SYS_unlink, SYS_unlinkat, SYS_rename,
                                      SYS_renameat, SYS_renameat2, SYS_symlink, SYS_symlinkat};
+
+// Calls that change a file's metadata, which Landlock does not cover: fchmod and utimensat (and
+// glibc's futimens, which is utimensat with no path). Made by the supervisor, on a file it holds,
+// inside a -w folder only (answer_metadata_change). chmod, fchmodat, utime, utimes, futimesat, the
+// chown calls and the xattr ones are outside the list: refused (enforce) and counted.
+static int changes_metadata(int nr) { return nr == SYS_fchmod || nr == SYS_utimensat; }
 
 static int changes_a_folder(int nr) {
   for (size_t i = 0; i < sizeof kFolderChanges / sizeof kFolderChanges[0]; ++i)
@@ -448,6 +456,8 @@ static void allow_devices(void) {
 // Landlock refuses too. The log is information: Landlock is the boundary, whatever it says.
 enum { kRefusedWritesLogged = 16 };
 static char* refused_writes[kRefusedWritesLogged];
+// The files whose mode or times the supervisor refused to change ("refused-metadata <path>").
+static char* refused_metadata[kRefusedWritesLogged];
 
 // Refused like the others but not logged: what the CUDA driver opens for writing in every program
 // and does without (H100, driver 580.159, 2026-11-27: every verdict as before), so that a report's
@@ -460,6 +470,21 @@ static int inside(const char* path, const char* folder) {
   return strncmp(path, folder, length) == 0 && (path[length] == '\0' || path[length] == '/' || strcmp(folder, "/") == 0);
 }
 
+// Notes `path` in `list` (kRefusedWritesLogged entries), once, as one word of a log line.
+static void remember(char** list, const char* path) {
+  char word[PATH_MAX];
+  snprintf(word, sizeof word, "%s", path);
+  for (char* c = word; *c; ++c)  // one line of the log, one word of it
+    if ((unsigned char)*c <= ' ' || *c == 0x7f) *c = '?';
+  for (int i = 0; i < kRefusedWritesLogged; ++i) {
+    if (list[i] && strcmp(list[i], word) == 0) return;
+    if (!list[i]) {
+      list[i] = strdup(word);
+      return;
+    }
+  }
+}
+
 // Logs `path` (resolved, see seen_path) where Landlock refuses to write it: under /proc, or under
 // /dev but for the devices the command may write (`opening`: an open; 0: a folder changed, which
 // no device allows), and not inside a -w folder.
@@ -469,17 +494,7 @@ static void note_refused_write(const char* path, int opening) {
   if (drivers_own_refused_write(path)) return;
   for (int i = 0; i < writable_count; ++i)
     if (inside(path, writable[i])) return;
-  char word[PATH_MAX];
-  snprintf(word, sizeof word, "%s", path);
-  for (char* c = word; *c; ++c)  // one line of the log, one word of it
-    if ((unsigned char)*c <= ' ' || *c == 0x7f) *c = '?';
-  for (int i = 0; i < kRefusedWritesLogged; ++i) {
-    if (refused_writes[i] && strcmp(refused_writes[i], word) == 0) return;
-    if (!refused_writes[i]) {
-      refused_writes[i] = strdup(word);
-      return;
-    }
-  }
+  remember(refused_writes, path);
 }
 
 // The process (thread group) of thread `tid`, or -1.
@@ -620,6 +635,105 @@ static void answer_folder_change(int listener, const struct seccomp_notif* reque
   ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, response);
 }
 
+// Whether the supervisor may change the metadata of `path` (where a file it holds lies): inside a
+// -w folder, where the command may write the file anyway.
+static int metadata_writable(const char* path) {
+  for (int i = 0; i < writable_count; ++i)
+    if (path[0] == '/' && inside(path, writable[i])) return 1;
+  return 0;
+}
+
+// fchmod and utimensat (see changes_metadata): Landlock does not cover a file's mode and times, so
+// a program allowed them could set those of a file it may only read (a class's GPU turn files,
+// given with -R: a channel between two gradings) or, by path, of any file it can name, hidden ones
+// too where the grader runs as root (an adversarial review, 2026-11-28). The supervisor makes the
+// call itself on an object it holds: a copy of the program's descriptor (pidfd_getfd), or the
+// file the path names as the program sees it, opened here (O_PATH); it changes that object only
+// where it lies inside a -w folder (its path as the kernel gives it for the held object, so a
+// thread that changes the descriptor table or the path after the check gains nothing), with the
+// times read once from the program's memory. Anything else is refused (EPERM) and logged; with
+// learn, let run. Returns nothing: it answers.
+static void answer_metadata_change(int listener, int enforce, const struct seccomp_notif* request,
+                                   struct seccomp_notif_resp* response) {
+  const __u64* a = request->data.args;
+  const pid_t tid = (pid_t)request->pid;
+  const pid_t process = process_of(tid);  // (pidfd_open takes a process, the notification names a thread)
+  int error = 0, held = -1, by_path = 0, flags = 0;
+  char where[PATH_MAX] = "";  // what the refusal names
+  struct timespec times[2];
+  const int now = request->data.nr == SYS_utimensat && a[2] == 0;  // times NULL: both now
+  if (request->data.nr == SYS_utimensat && !now) {
+    struct iovec local = {times, sizeof times}, remote = {(void*)(uintptr_t)a[2], sizeof times};
+    if (process_vm_readv(tid, &local, 1, &remote, 1, 0) != (ssize_t)sizeof times) error = EFAULT;
+  }
+  if (request->data.nr == SYS_fchmod) {
+    held = process < 0 ? -1 : take_descriptor(process, (int)a[0]);
+    if (held < 0) error = EBADF;
+  } else if (!error) {
+    const int dirfd = (int)a[0];
+    flags = (int)a[3];
+    char given[PATH_MAX] = "", first;
+    if (a[1] != 0) read_path(tid, a[1], given, sizeof given);
+    struct iovec local = {&first, 1}, remote = {(void*)(uintptr_t)a[1], 1};  // ("" or unreadable?)
+    if (a[1] == 0 ? dirfd == AT_FDCWD : given[0] == '\0' && process_vm_readv(tid, &local, 1, &remote, 1, 0) != 1) {
+      error = EFAULT;  // (as the kernel answers a path it cannot read, or no path and no descriptor)
+    } else if ((a[1] == 0 && flags != 0) || (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))) {
+      error = EINVAL;
+    } else if (a[1] == 0 || (given[0] == '\0' && (flags & AT_EMPTY_PATH) && dirfd != AT_FDCWD)) {
+      held = process < 0 ? -1 : take_descriptor(process, dirfd);  // futimens, or the descriptor's own file
+      if (held < 0) error = EBADF;
+      by_path = a[1] != 0;
+    } else if (given[0] == '\0' && !(flags & AT_EMPTY_PATH)) {
+      error = ENOENT;
+    } else {
+      by_path = 1;
+      const int follow = !(flags & AT_SYMLINK_NOFOLLOW);
+      char seen[PATH_MAX];
+      const int resolved = seen_path(tid, dirfd, given[0] ? given : ".", follow, seen, sizeof seen);
+      snprintf(where, sizeof where, "%s", resolved > 0 ? seen : given);
+      const int descriptor = resolved < 0 && given[0] != '/' && dirfd != AT_FDCWD && process >= 0
+                                 ? take_descriptor(process, dirfd) : -2;  // (is there such a descriptor?)
+      if (descriptor >= 0) close(descriptor);
+      if (descriptor == -1) {
+        error = EBADF;
+        where[0] = '\0';
+      } else if (resolved <= 0 || !metadata_writable(seen)) {  // (no file outside the -w folders opened here)
+        error = EPERM;
+      } else {
+        held = open(seen, O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
+        if (held < 0) error = errno;
+      }
+    }
+  }
+  if (held >= 0) {  // where the held object lies, as the kernel says
+    char link[64];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", held);
+    const ssize_t length = readlink(link, where, sizeof where - 1);
+    where[length > 0 ? length : 0] = '\0';
+    if (!metadata_writable(where)) error = EPERM;
+    // No set-user-ID or set-group-ID file: the supervisor may be root, and the scratch folder
+    // outlives the grading; a test program needs none.
+    if (request->data.nr == SYS_fchmod && (a[1] & (S_ISUID | S_ISGID))) error = EPERM;
+  }
+  if (!error && request->data.nr == SYS_fchmod) {
+    error = fchmod(held, (mode_t)a[1]) == 0 ? 0 : errno;
+  } else if (!error) {
+    const int done = by_path ? utimensat(held, "", now ? NULL : times, AT_EMPTY_PATH | (flags & AT_SYMLINK_NOFOLLOW))
+                             : futimens(held, now ? NULL : times);  // (EBADF for an O_PATH descriptor, as before)
+    error = done == 0 ? 0 : errno;
+  }
+  if (held >= 0) close(held);
+  response->error = -error;
+  if (error == EPERM && where[0]) {
+    remember(refused_metadata, where);
+    if (!enforce) {
+      response->error = 0;  // (the kernel takes CONTINUE only with no error and no value)
+      response->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+    }
+  }
+  ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, response);
+}
+
 static void answer_open(int listener, struct seccomp_notif* request, struct seccomp_notif_resp* response) {
   char path[PATH_MAX];
   const int at = request->data.nr == SYS_openat ? 1 : 0;
@@ -757,6 +871,10 @@ static int supervise(pid_t child, int listener, const char* command) {
         answer_open(listener, request, response);  // (it answers)
         continue;
       }
+      if (changes_metadata(nr)) {
+        answer_metadata_change(listener, enforce, request, response);  // (it answers)
+        continue;
+      }
       if (changes_a_folder(nr)) {
         answer_folder_change(listener, request, response);  // (it answers)
         continue;
@@ -788,6 +906,8 @@ static int supervise(pid_t child, int listener, const char* command) {
     if (calls[nr] > 0 && log >= 0) dprintf(log, "%d %ld %s\n", nr, calls[nr], command);
   for (int i = 0; i < kRefusedWritesLogged && refused_writes[i]; ++i)
     if (log >= 0) dprintf(log, "refused-write %s %s\n", refused_writes[i], command);
+  for (int i = 0; i < kRefusedWritesLogged && refused_metadata[i]; ++i)
+    if (log >= 0) dprintf(log, "refused-metadata %s %s\n", refused_metadata[i], command);
   if (WIFSIGNALED(status)) {
     signal(WTERMSIG(status), SIG_DFL);
     kill(getpid(), WTERMSIG(status));
