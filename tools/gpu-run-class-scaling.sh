@@ -6,7 +6,8 @@
 # the seconds per submission of each, the scaling (throughput on G GPUs over G x the throughput on
 # one) and, from the one-GPU class, the time of 200 submissions. Logs, class files and each
 # grading's timing.json, and with CLASS_ARGS=--profile its profile.txt (NAME-timing.tgz), what the
-# machine did every 2 s (NAME-monitor.csv) and who held the turn files every 10 s (NAME-locks.txt), in LOGDIR.
+# machine did every 2 s (NAME-monitor.csv) and who held the turn files every 10 s (NAME-locks.txt), in LOGDIR;
+# with --profile also the GPU's serial work per submission (tools/class-floor.py: NAME-floor.txt).
 # Usage: tools/gpu-run-class-scaling.sh LOGDIR [N (default 12)] [N_ALL (default N x G)]
 #   N = 0 skips the one-GPU class, N_ALL = 0 the class on every GPU (e.g. to measure them in two
 #   calls of a device of limited time; the summary then gives each one's seconds alone).
@@ -122,6 +123,13 @@ grade() {  # grade NAME SUBMISSIONS GPUS
   printf '%s: %d references and the starter, %d graded, on GPUs %s: %d s, %s s per graded submission; grade-class exit %d, check exit %d (%s)\n' \
     "$name" "$subs" "$graded" "$on" "$seconds" "$(python3 -c "print(round($seconds / $graded, 1) if $graded else 'no')")" \
     "$status" "$check" "$(tail -1 "$logs/$name-check.txt")" | tee -a "$logs/summary.txt"
+  # With CLASS_ARGS=--profile: the GPU's serial work per submission (contexts one at a time,
+  # measurements' exclusive turns), the floor of a class on one GPU, against what it took.
+  if ls "$work/$name-graded"/*/profile.txt >/dev/null 2>&1; then
+    python3 "$top/tools/class-floor.py" "$work/$name-graded" --seconds "$seconds" --graded "$graded" --top 15 \
+      >"$logs/$name-floor.txt" 2>&1
+    grep -E "floor on one GPU|measured" "$logs/$name-floor.txt" | sed "s/^ */$name: /" | tee -a "$logs/summary.txt"
+  fi
   # A class stopped at CLASS_DEADLINE has no throughput to compare: its seconds are not printed.
   # Otherwise the last line is "SECONDS GRADED" (the references and the starter).
   if [ "$status" != 124 ] && [ "$status" != 137 ]; then echo "$seconds $graded"; fi

@@ -16,6 +16,7 @@ import pathlib
 import signal
 import subprocess
 import sys
+import tarfile
 import tempfile
 import threading
 import time
@@ -1211,6 +1212,42 @@ class ClassLocks(unittest.TestCase):
         self.assertEqual(lines[1], "  gpu-0.turn.context: waited for by 1 exclusive")
         self.assertEqual(lines[2], "  gpu-1.turn: held shared by 2")
         self.assertEqual(class_locks.snapshot(folder, ""), ["  (no turn file held or waited for)"])
+
+
+class ClassFloor(unittest.TestCase):
+    """tools/class-floor.py: the GPU's serial work per submission of a class on one GPU (contexts
+    made and torn down one at a time, measurements' exclusive turns), from its profiles."""
+
+    PROFILE = """run side by side: 75 tests, 546.8 s in all (42 profiled)
+  outside main() (process start, exit, context teardown)          5.0 s
+  GPU turn: waiting for the context turn                        294.6 s
+  GPU turn: exclusive, held                                      10.0 s
+  GPU turn: exclusive, held by UploadPerf.AtLeast0_8OfPinnedPeak      3.0 s
+  GPU turn: exclusive, held by MatmulTiledPerf.AtLeast1_3xNaive      {matmul} s
+  context                                                         {context} s
+  slowest:
+     73.22 s  student.05-matmul.Batch.turns
+"""
+
+    def test_adds_up_the_serial_parts_per_submission(self):
+        class_floor = load_tool("class-floor.py")
+        folder = pathlib.Path(tempfile.mkdtemp())
+        for name, context, matmul in (("ref-1", "6.0", "2.0"), ("ref-2", "8.0", "4.0")):
+            (folder / name).mkdir()
+            (folder / name / "profile.txt").write_text(self.PROFILE.format(context=context, matmul=matmul))
+        result = class_floor.floor(class_floor.profiles(folder))
+        self.assertEqual(result["gradings"], 2)
+        self.assertEqual(result["programs"], 42)
+        self.assertAlmostEqual(result["context"], 7.0)
+        self.assertAlmostEqual(result["outside_main"], 5.0)
+        self.assertAlmostEqual(result["exclusive"], 10.0)
+        self.assertAlmostEqual(result["floor"], 22.0)
+        self.assertEqual(result["exclusive_by_test"], {"UploadPerf.AtLeast0_8OfPinnedPeak": 3.0,
+                                                       "MatmulTiledPerf.AtLeast1_3xNaive": 3.0})
+        with tarfile.open(folder / "timing.tgz", "w:gz") as archive:  # as gpu-run-class-scaling.sh keeps them
+            archive.add(folder / "ref-1" / "profile.txt", arcname="ref-1/profile.txt")
+        self.assertAlmostEqual(class_floor.floor(class_floor.profiles(folder / "timing.tgz"))["floor"], 21.0)
+        self.assertIsNone(class_floor.floor(class_floor.profiles(pathlib.Path(tempfile.mkdtemp()))))
 
 
 class JudgedAgainAlone(unittest.TestCase):
