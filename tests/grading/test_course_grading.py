@@ -2029,6 +2029,7 @@ int main(int argc, char** argv) {
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 static socklen_t address(struct sockaddr_un* a, const char* name, int abstract) {
@@ -2043,17 +2044,26 @@ int main(int argc, char** argv) {
   char name[128];
   /* what the CUDA driver does: a SOCK_SEQPACKET socket bound to cuda-uvmfd-<namespace>-<pid>, listening */
   int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  snprintf(name, sizeof name, "cuda-uvmfd-4026531836-%d", getpid());
+  struct stat pid_namespace;
+  stat("/proc/self/ns/pid", &pid_namespace);
+  unsigned long long space = (unsigned long long)pid_namespace.st_ino;
+  snprintf(name, sizeof name, "cuda-uvmfd-%llu-%d", space, getpid());
   socklen_t n = address(&a, name, 1);
   say("bind-own", bind(fd, (struct sockaddr*)&a, n));
   say("listen", listen(fd, 16));
   /* ... and the whole sun_path as the length, zeros after the name */
   int padded = socket(AF_UNIX, SOCK_SEQPACKET, 0);
-  snprintf(name, sizeof name, "cuda-uvmfd-1-%d", getpid());
+  struct stat net_namespace;
+  stat("/proc/self/ns/net", &net_namespace);  /* (another of its namespaces: allowed too) */
+  snprintf(name, sizeof name, "cuda-uvmfd-%llu-%d", (unsigned long long)net_namespace.st_ino, getpid());
   address(&a, name, 1);
   say("bind-own-padded", bind(padded, (struct sockaddr*)&a, sizeof a));
+  int message = socket(AF_UNIX, SOCK_SEQPACKET, 0);  /* any text in the middle: a message to a classmate */
+  snprintf(name, sizeof name, "cuda-uvmfd-HELLO%llu-%d", space, getpid());
+  n = address(&a, name, 1);
+  say("bind-message", bind(message, (struct sockaddr*)&a, n));
   int other = socket(AF_UNIX, SOCK_SEQPACKET, 0);
-  snprintf(name, sizeof name, "cuda-uvmfd-4026531836-%d", getpid() + 1);  /* a classmate's name, taken first */
+  snprintf(name, sizeof name, "cuda-uvmfd-%llu-%d", space, getpid() + 1);  /* a classmate's name, taken first */
   n = address(&a, name, 1);
   say("bind-other-pid", bind(other, (struct sockaddr*)&a, n));
   n = address(&a, "course-listener", 1);
@@ -2126,7 +2136,8 @@ int main(int argc, char** argv) {
         # graded without MPS): the supervisor connects nothing, so it follows no symbolic link.
         self.assertEqual(enforce["connect-mps"], "No such file or directory")
         self.assertEqual(learn["connect-mps"], "No such file or directory")
-        for what in ("bind-other-pid", "bind-abstract", "bind-path", "connect-path", "connect-abstract", "sendto-abstract"):
+        for what in ("bind-message", "bind-other-pid", "bind-abstract", "bind-path", "connect-path", "connect-abstract",
+                     "sendto-abstract"):
             self.assertEqual(enforce[what], "Operation not permitted", what)
         # Each refusal is named in the log by its number: bind 49 (3 times), connect 42 (2), sendto 44.
         self.assertEqual(enforce["log"], [42, 44, 49])
@@ -2155,7 +2166,8 @@ int main(int argc, char** argv) {
   char line[256];
   while (status && fgets(line, sizeof line, status))
     if (strncmp(line, "Cap", 3) == 0) fputs(line, stdout);  /* CapInh, CapPrm, CapEff, CapBnd, CapAmb */
-  int tty = open(argv[1], O_RDONLY | O_NOCTTY);  /* another terminal, open for reading */
+  say("open-tty", open(argv[1], O_RDONLY | O_NOCTTY));  /* another terminal: no device to open (2026-11-28) */
+  int tty = 0;  /* ... but one given to the program, its standard input */
   say("tiocsti", ioctl(tty, TIOCSTI, "x"));
   int winsize_ok = 0; struct winsize size;
   winsize_ok = ioctl(tty, TIOCGWINSZ, &size);  /* a terminal's other ioctls still work */
@@ -2186,7 +2198,7 @@ int main(int argc, char** argv) {
                 log = root / "calls.log"
                 done = subprocess.run([str(self.launcher), "-w", str(root / "nothing"), "-s", f"enforce:{log}", "--",
                                        str(root / "probe"), os.ttyname(follower), str(root / "outside.txt")],
-                                      capture_output=True, text=True, timeout=60, cwd=root)
+                                      stdin=follower, capture_output=True, text=True, timeout=60, cwd=root)
                 os.set_blocking(leader, False)
                 try:
                     typed = os.read(leader, 100)
@@ -2202,10 +2214,67 @@ int main(int argc, char** argv) {
             for what in ("tiocsti", "siocgifmtu", "setlease", "notify"):
                 self.assertEqual(said[what], "Operation not permitted", what)
             self.assertEqual(said["tiocgwinsz"], "0")
+            self.assertEqual(said["open-tty"], "Permission denied")
             self.assertEqual(said["getfl"], "0")
             self.assertEqual(typed, b"")
             numbers = sorted(int(line.split(" ")[0]) for line in log.read_text().splitlines())
             self.assertEqual(numbers, [16, 72])  # ioctl (2 refused) and fcntl (2), one line each
+
+    DEVICE_PROBE = r"""
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+static void say(const char* what, int got) { printf("%s %s\n", what, got >= 0 ? "0" : strerror(errno)); }
+int main(int argc, char** argv) {
+  (void)argc;
+  say("null", open("/dev/null", O_RDWR));
+  say("urandom", open("/dev/urandom", O_RDONLY));
+  say("stdout", open("/dev/stdout", O_WRONLY));
+  say("fd", open("/dev/fd/1", O_WRONLY));
+  say("loop-control", open("/dev/loop-control", O_RDONLY));  /* (loop devices: attach, detach anyone's) */
+  say("loop0", open("/dev/loop0", O_RDONLY));  /* a block device, read raw */
+  say("kmsg", open("/dev/kmsg", O_RDONLY));
+  say("vda", open("/dev/vda", O_RDONLY));
+  int file = open(argv[1], O_RDONLY);  /* a file it may read, owned by its uid */
+  int flags = 0;
+  say("getflags", ioctl(file, FS_IOC_GETFLAGS, &flags));
+  flags |= FS_NODUMP_FL;
+  say("setflags", ioctl(file, FS_IOC_SETFLAGS, &flags));
+  return 0;
+}
+"""
+
+    def test_no_device_but_the_drivers_and_no_inode_flags(self):
+        """Found by an adversarial review (2026-11-28), as root without capabilities: the devices of
+        /dev were readable (their owner is the program's uid), so a disk could be read raw (every
+        hidden file), another grading's loop device detached and a terminal's input read; and
+        chattr's ioctl set the flags of files the program may only read (the turn files). Now /dev
+        is hidden but for the GPU driver's and the usual sinks and sources (links into /proc
+        work), and the filter refuses the inode-flag ioctls (logged as ioctl)."""
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder)
+            (root / "probe.c").write_text(self.DEVICE_PROBE)
+            subprocess.run(["cc", "-O1", "-o", str(root / "probe"), str(root / "probe.c")], check=True)
+            (root / "outside.txt").write_text("read only\n")
+            log = root / "calls.log"
+            done = subprocess.run([str(self.launcher), "-w", str(root / "nothing"), "-s", f"enforce:{log}", "--",
+                                   str(root / "probe"), str(root / "outside.txt")],
+                                  capture_output=True, text=True, timeout=60, cwd=root)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            said = dict(line.split(maxsplit=1) for line in done.stdout.splitlines() if line.strip())
+            for what in ("null", "urandom", "stdout", "fd", "getflags"):
+                self.assertEqual(said[what], "0", what)
+            for what in ("loop-control", "loop0", "kmsg", "vda"):
+                if pathlib.Path("/dev", what).exists():
+                    self.assertEqual(said[what], "Permission denied", what)
+            self.assertEqual(said["setflags"], "Operation not permitted")
+            numbers = sorted(int(line.split(" ")[0]) for line in log.read_text().splitlines() if line[0].isdigit())
+            self.assertEqual(numbers, [16])  # ioctl, refused once
 
     @staticmethod
     def landlock_abi():

@@ -57,8 +57,8 @@
 enum { kCreateRuleset = 444, kAddRule = 445, kRestrictSelf = 446, kRulePathBeneath = 1, kVersionFlag = 1 };
 enum {
   kExecute = 1 << 0, kWriteFile = 1 << 1, kReadFile = 1 << 2, kReadDir = 1 << 3,
-  kAbi1All = (1 << 13) - 1, kRefer = 1 << 13, kTruncate = 1 << 14,
-  kFileRights = kExecute | kWriteFile | kReadFile | kTruncate,
+  kAbi1All = (1 << 13) - 1, kRefer = 1 << 13, kTruncate = 1 << 14, kIoctlDev = 1 << 15,
+  kFileRights = kExecute | kWriteFile | kReadFile | kTruncate | kIoctlDev,
   kBindTcp = 1 << 0, kConnectTcp = 1 << 1,
 };
 struct RulesetAttr {
@@ -244,8 +244,14 @@ static int install_filter(void) {
   // (0x89xx: an interface's flags or MTU, through any socket): to the supervisor, which refuses
   // them (an adversarial review, 2026-11-27). The GPU driver's ioctls are of its own type ('F').
   add(program, &n, (struct sock_filter)LOAD(nr));
-  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 7));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 10));
   add(program, &n, (struct sock_filter)LOAD_ARG_LOW(1));
+  // Nor an inode's flags (chattr: FS_IOC_SETFLAGS, its 32-bit twin, FS_IOC_FSSETXATTR), which need
+  // only the file's owner, not a descriptor open for writing: a test program running as root set
+  // the turn files' and the course copy's (an adversarial review, 2026-11-28).
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x40086602 /* FS_IOC_SETFLAGS */, 7, 0));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x40046602 /* FS_IOC32_SETFLAGS */, 6, 0));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x401c5820 /* FS_IOC_FSSETXATTR */, 5, 0));
   add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x5412 /* TIOCSTI */, 4, 0));
   add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x541C /* TIOCLINUX */, 3, 0));
   add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x541D /* TIOCCONS */, 2, 0));
@@ -803,10 +809,25 @@ static enum SocketAnswer socket_answer(int nr, const struct sockaddr_un* address
   const size_t name_length = strnlen(name, path_length - 1), tail_length = strlen(tail);
   for (size_t i = name_length; i < path_length - 1; ++i)  // (a name given with the whole sun_path: zeros after it)
     if (name[i] != '\0') return kRefuse;
-  return strncmp(name, "cuda-uvmfd-", 11) == 0 && name_length > 11 + tail_length &&
-                 strcmp(name + name_length - tail_length, tail) == 0
-             ? kBindHere
-             : kRefuse;
+  if (strncmp(name, "cuda-uvmfd-", 11) != 0 || name_length <= 11 + tail_length ||
+      strcmp(name + name_length - tail_length, tail) != 0)
+    return kRefuse;
+  // The middle is the driver's namespace (its pid namespace's inode; 4026531836 on a host's
+  // own): one of the program's namespaces, not any text. Any text made each bind a message that
+  // another grading's program read from /proc/net/unix, megabytes a second (an adversarial
+  // review, 2026-11-28); now a program has at most seven such names, each bound once.
+  name[name_length - tail_length] = '\0';
+  const char* middle = name + 11;
+  static const char* const kNamespaces[] = {"pid", "net", "mnt", "ipc", "uts", "user", "cgroup"};
+  for (size_t i = 0; i < sizeof kNamespaces / sizeof kNamespaces[0]; ++i) {
+    char where[64], inode[32];
+    struct stat info;
+    snprintf(where, sizeof where, "/proc/%d/ns/%s", (int)program, kNamespaces[i]);
+    if (stat(where, &info) != 0) continue;
+    snprintf(inode, sizeof inode, "%llu", (unsigned long long)info.st_ino);
+    if (strcmp(middle, inode) == 0) return kBindHere;
+  }
+  return kRefuse;
 }
 
 // bind or connect (see above): answered here, or refused (with learn: let run). Returns whether it
@@ -1020,8 +1041,9 @@ int main(int argc, char** argv) {
     }
     fprintf(stderr, "course-sandbox: Landlock is not available here; student code runs unconfined\n");
   } else {
-    handled = kAbi1All | (abi >= 2 ? kRefer : 0) | (abi >= 3 ? kTruncate : 0);
-    // IOCTL_DEV (ABI 5) stays unhandled: the GPU driver is driven through ioctl.
+    handled = kAbi1All | (abi >= 2 ? kRefer : 0) | (abi >= 3 ? kTruncate : 0) | (abi >= 5 ? kIoctlDev : 0);
+    // IOCTL_DEV (ABI 5): ioctl on a device file opened here only where allowed, the GPU driver's
+    // (allow_devices); a terminal, a disk or a loop device gets none.
     // ABI 6: no signal to a process outside the sandbox (the supervisor, ctest, another grading),
     // also not through a file's owner (fcntl F_SETOWN, SIGIO), which needs no kill(); and no
     // connection to an abstract local socket made outside it (a daemon's, another grading's).
@@ -1031,6 +1053,12 @@ int main(int argc, char** argv) {
                                                                : sizeof attr.handled_access_fs;
     ruleset = (int)syscall(kCreateRuleset, &attr, attr_size, 0);
     if (ruleset < 0) fail("landlock_create_ruleset");
+    // /dev as a hidden folder, but for the files allow_devices names: the rest of it is the
+    // machine's devices, which a test program running as root (without capabilities) could open
+    // for reading, since their owner is its uid: a disk read raw (every hidden file), another
+    // grading's loop device detached, a terminal's input read (an adversarial review, 2026-11-28).
+    // A link there (/dev/stdout, /dev/fd) leads to /proc, which stays readable.
+    if (hidden_count < kMaxPaths) hidden[hidden_count++] = "/dev";
     allow_reading("/");
     allow_devices();
     // /proc stays read-only with -s: the driver's one write there, a thread's name, is answered by
