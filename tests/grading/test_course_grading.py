@@ -2221,5 +2221,48 @@ int main(int argc, char** argv) {
                                         capture_output=True).returncode, 2)
 
 
+class SandboxReview(unittest.TestCase):
+    """course-sandbox against an adversarial review (2026-11-28): hidden folders reached through
+    links, set-user-ID files made in scratch, log lines split by a path, metadata changes of the
+    program's own objects refused as faults."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.folder = tempfile.TemporaryDirectory()
+        cls.launcher = pathlib.Path(cls.folder.name) / "course-sandbox"
+        subprocess.run(["cc", "-O2", "-std=gnu11", "-o", str(cls.launcher),
+                        str(COURSE / "tools/course_grading/sandbox.c")], check=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.folder.cleanup()
+
+    def probe(self, root, source):
+        (root / "probe.c").write_text(source)
+        subprocess.run(["cc", "-O1", "-o", str(root / "probe"), str(root / "probe.c")], check=True)
+        return root / "probe"
+
+    def test_a_link_on_the_way_to_a_hidden_folder_does_not_open_it(self):
+        """A symbolic link to the hidden folder, or a hard link to a hidden file, in a folder on the
+        way to the hidden one (anyone can plant one in /tmp) put the read rule on what it leads to:
+        the hidden file became readable by its own path too. Such entries are skipped now."""
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder).resolve()
+            (root / "hidden").mkdir()
+            (root / "hidden" / "secret.txt").write_text("secret\n")
+            (root / "plain.txt").write_text("plain\n")
+            (root / "zz-link").symlink_to("hidden")
+            os.link(root / "hidden" / "secret.txt", root / "zz-hard")
+            script = ("cat zz-link/secret.txt && echo read-link; cat zz-hard && echo read-hard; "
+                      "cat hidden/secret.txt && echo read-hidden; cat plain.txt && echo read-plain; true")
+            done = subprocess.run([str(self.launcher), "-r", "-h", str(root / "hidden"), "--", "sh", "-c", script],
+                                  cwd=root, capture_output=True, text=True, timeout=60)
+            said = done.stdout.split()
+            self.assertIn("read-plain", said, done.stderr)
+            for what in ("read-link", "read-hard", "read-hidden"):
+                self.assertNotIn(what, said)
+            self.assertNotIn("secret", said)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=1)
