@@ -2263,6 +2263,70 @@ class SandboxReview(unittest.TestCase):
                 self.assertNotIn(what, said)
             self.assertNotIn("secret", said)
 
+    SETID_PROBE = r"""
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+static void say(const char* what, long got) { printf("%s %s\n", what, got >= 0 ? "ok" : strerror(errno)); }
+int main(int argc, char** argv) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/suid", argv[1]);
+  say("open-suid", open(path, O_WRONLY | O_CREAT, 04755));
+  snprintf(path, sizeof path, "%s/sgid", argv[1]);
+  say("openat-sgid", openat(AT_FDCWD, path, O_RDWR | O_CREAT | O_EXCL, 02755));
+  say("tmpfile-suid", open(argv[1], O_TMPFILE | O_WRONLY, 04700));
+  snprintf(path, sizeof path, "%s/creat", argv[1]);
+  say("creat-suid", syscall(SYS_creat, path, 04755));
+  snprintf(path, sizeof path, "%s/plain", argv[1]);
+  say("open-plain", open(path, O_WRONLY | O_CREAT, 0755));
+  snprintf(path, sizeof path, "%s/folder", argv[1]);
+  say("mkdir-sgid", mkdir(path, 02755));
+  return 0;
+}
+"""
+
+    def test_no_set_id_file_is_made(self):
+        """open or openat with O_CREAT (or O_TMPFILE) and a set-user-ID or set-group-ID mode made such a
+        file in scratch, which outlives the grading (and the grader may be root). Refused now and logged
+        ("refused-setid <path>"), which the grader names; creat is outside the list; a folder's set-group-ID
+        bit is harmless."""
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder).resolve()
+            probe = self.probe(root, self.SETID_PROBE)
+            ws = G.Workspace(root)
+            scratch = root / "scratch"
+            scratch.mkdir()
+            done = subprocess.run([str(self.launcher), "-w", str(scratch), "-s", f"enforce:{ws.syscall_log}", "--",
+                                   str(probe), str(scratch)], capture_output=True, text=True, timeout=60, cwd=scratch)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            said = dict(line.split(" ", 1) for line in done.stdout.splitlines())
+            for what in ("open-suid", "openat-sgid", "tmpfile-suid", "creat-suid"):
+                self.assertEqual(said[what], "Operation not permitted", what)
+            self.assertEqual(said["open-plain"], "ok")
+            self.assertEqual(said["mkdir-sgid"], "ok")
+            self.assertEqual(sorted(p.name for p in scratch.iterdir()), ["folder", "plain"])
+            for path in scratch.iterdir():
+                self.assertFalse(path.stat().st_mode & 0o4000, path)
+            counts, _ = G.syscalls_outside(ws)
+            for path in (scratch / "suid", scratch / "sgid", scratch):
+                self.assertEqual(counts.get(f"make a set-user-ID file {path}"), 1, counts)
+            names = G._syscall_names()
+            if names:
+                self.assertEqual(counts.get(names.get(85, "syscall 85")), 1, counts)  # creat: outside the list
+
+    def test_a_set_id_line_is_named(self):
+        import tempfile as T
+        ws = G.Workspace(pathlib.Path(T.mkdtemp()))
+        ws.syscall_log.write_text("refused-setid /scratch/suid /b/student_ch06_tests --gtest_filter=A.B\n"
+                                  "refused-write /proc/self/mem /b/student_ch06_tests\n")
+        counts, _ = G.syscalls_outside(ws)
+        self.assertEqual(counts, {"make a set-user-ID file /scratch/suid": 1, "open for writing /proc/self/mem": 1})
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=1)

@@ -181,6 +181,10 @@ def syscalls_outside(ws):
             name = "change the metadata of " + line.split(" ")[1]  # a file outside the -w folders
             counts[name] = counts.get(name, 0) + 1
             continue
+        if line.startswith("refused-setid "):  # "refused-setid <path> <command>": an open that would have
+            name = "make a set-user-ID file " + line.split(" ")[1]  # made a set-user-ID or set-group-ID file
+            counts[name] = counts.get(name, 0) + 1
+            continue
         number, _, rest = line.partition(" ")
         times, _, command = rest.partition(" ")
         if not number.isdigit() or not times.isdigit():
