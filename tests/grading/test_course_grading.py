@@ -2327,6 +2327,28 @@ int main(int argc, char** argv) {
         counts, _ = G.syscalls_outside(ws)
         self.assertEqual(counts, {"make a set-user-ID file /scratch/suid": 1, "open for writing /proc/self/mem": 1})
 
+    def test_a_path_cannot_split_a_log_line(self):
+        """A path with U+2028 (bytes e2 80 a8) kept its bytes in the log, and the grader split lines
+        there (splitlines): a second, forged fault in the student's report. The sandbox writes such
+        bytes as '?' now, and the grader splits at newlines only."""
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder).resolve()
+            probe = self.probe(root, '#include <fcntl.h>\nint main(void) {\n'
+                                     '  open("/dev/forged\\xe2\\x80\\xa8refused-write\\xc2\\x85/etc/shadow", O_WRONLY);\n'
+                                     '  return 0;\n}\n')
+            ws = G.Workspace(root)
+            done = subprocess.run([str(self.launcher), "-w", str(root / "nothing"), "-s", f"enforce:{ws.syscall_log}",
+                                   "--", str(probe)], capture_output=True, timeout=60, cwd=root)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            written = ws.syscall_log.read_bytes()
+            self.assertTrue(all(byte < 0x80 for byte in written), written)
+            counts, _ = G.syscalls_outside(ws)
+            self.assertEqual(list(counts), ["open for writing /dev/forged???refused-write??/etc/shadow"])
+            # and a log of an older sandbox: one line, one fault
+            ws.syscall_log.write_text("refused-write /dev/a\u2028refused-write /etc/passwd /b/t\n", encoding="utf-8")
+            counts, _ = G.syscalls_outside(ws)
+            self.assertEqual(list(counts), ["open for writing /dev/a\u2028refused-write"])
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=1)

@@ -497,8 +497,8 @@ static int inside(const char* path, const char* folder) {
 static void remember(char** list, const char* path) {
   char word[PATH_MAX];
   snprintf(word, sizeof word, "%s", path);
-  for (char* c = word; *c; ++c)  // one line of the log, one word of it
-    if ((unsigned char)*c <= ' ' || *c == 0x7f) *c = '?';
+  for (char* c = word; *c; ++c)  // one line of the log, one word of it: no byte of UTF-8's line separators
+    if ((unsigned char)*c <= ' ' || (unsigned char)*c >= 0x7f) *c = '?';  // either (U+2028: e2 80 a8)
   for (int i = 0; i < kRefusedWritesLogged; ++i) {
     if (list[i] && strcmp(list[i], word) == 0) return;
     if (!list[i]) {
