@@ -2349,6 +2349,78 @@ int main(int argc, char** argv) {
             counts, _ = G.syscalls_outside(ws)
             self.assertEqual(list(counts), ["open for writing /dev/a\u2028refused-write"])
 
+    PRIVATE_METADATA_PROBE = r"""
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+static void say(const char* what, int got) { printf("%s %s\n", what, got == 0 ? "ok" : strerror(errno)); }
+int main(int argc, char** argv) {
+  const struct timespec times[2] = {{1000000000, 0}, {1000000000, 0}};
+  struct stat info;
+  int memfd = memfd_create("buffer", 0);
+  say("fchmod-memfd", fchmod(memfd, 0640));
+  say("futimens-memfd", futimens(memfd, times));
+  fstat(memfd, &info);
+  printf("memfd-mode %o\nmemfd-mtime %ld\n", info.st_mode & 07777, (long)info.st_mtime);
+  int pipes[2];
+  pipe(pipes);
+  say("fchmod-pipe", fchmod(pipes[1], 0600));
+  say("futimens-pipe", futimens(pipes[0], NULL));
+  fstat(pipes[1], &info);
+  printf("pipe-mode %o\n", info.st_mode & 07777);
+  say("fchmod-eventfd", fchmod(eventfd(0, 0), 0666));  /* one inode for the node's eventfds: refused, not logged */
+  char path[512], name[64];
+  snprintf(path, sizeof path, "%s/viafd", argv[1]);
+  int scratch = open(path, O_WRONLY | O_CREAT, 0600);
+  snprintf(name, sizeof name, "/proc/self/fd/%d", scratch);
+  say("utimensat-proc-fd-scratch", utimensat(AT_FDCWD, name, times, 0));
+  int turn = open(argv[2], O_RDONLY);
+  snprintf(name, sizeof name, "/proc/self/fd/%d", turn);
+  printf("turn-fd %d\n", turn);
+  say("utimensat-proc-fd-turn", utimensat(AT_FDCWD, name, times, 0));
+  say("fchmod-proc-fd-turn", fchmod(open(name, O_RDONLY), 0600));
+  return 0;
+}
+"""
+
+    def test_the_programs_own_objects_change_and_no_fault_is_logged(self):
+        """fchmod and futimens of a memfd or a pipe (the program's own, no path names them) were refused
+        and logged, as was utimensat of /proc/self/fd/N of a file in scratch: false faults. Now they are
+        made; a -R file through /proc/self/fd/N stays refused."""
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder).resolve()
+            probe = self.probe(root, self.PRIVATE_METADATA_PROBE)
+            scratch, turn = root / "scratch", root / "gpu-0.turn"
+            scratch.mkdir()
+            turn.write_text("")
+            turn.chmod(0o644)
+            os.utime(turn, (500000000, 500000000))
+            log = root / "calls.log"
+            done = subprocess.run([str(self.launcher), "-w", str(scratch), "-R", str(turn), "-s", f"enforce:{log}",
+                                   "--", str(probe), str(scratch), str(turn)],
+                                  capture_output=True, text=True, timeout=60, cwd=scratch)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            said = dict(line.split(" ", 1) for line in done.stdout.splitlines())
+            for what in ("fchmod-memfd", "futimens-memfd", "fchmod-pipe", "futimens-pipe", "utimensat-proc-fd-scratch"):
+                self.assertEqual(said[what], "ok", what)
+            self.assertEqual(said["memfd-mode"], "640")
+            self.assertEqual(said["memfd-mtime"], "1000000000")
+            self.assertEqual(said["pipe-mode"], "600")
+            for what in ("fchmod-eventfd", "utimensat-proc-fd-turn", "fchmod-proc-fd-turn"):
+                self.assertEqual(said[what], "Operation not permitted", what)
+            self.assertEqual((scratch / "viafd").stat().st_mtime, 1000000000)
+            self.assertEqual(turn.stat().st_mode & 0o7777, 0o644)
+            self.assertEqual(turn.stat().st_mtime, 500000000)
+            refused = sorted(line.split(" ")[1] for line in log.read_text().splitlines()
+                             if line.startswith("refused-metadata "))
+            self.assertEqual(refused, sorted([str(turn), f"/proc/self/fd/{said['turn-fd']}"]))
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=1)

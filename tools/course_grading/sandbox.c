@@ -542,7 +542,11 @@ static pid_t process_of(pid_t tid) {
 // file that Landlock keeps read-only. Returns 1 with the path in `out`, 0 for such a file (nothing
 // to log), -1 where it cannot tell (the caller logs the path as given). Everything here reads the
 // program's state once, racing it: the log may be wrong, the open is not (Landlock decides).
-static int seen_path(pid_t tid, int dirfd, const char* given, int follow_last, char* out, size_t size) {
+// With `follow_magic`, a last magic link that leads to a path outside /proc and /dev is followed
+// to that path instead (returns 2 then): the file a metadata change names (answer_metadata_change).
+static int seen_path_through(pid_t tid, int dirfd, const char* given, int follow_last, int follow_magic, char* out,
+                             size_t size) {
+  int followed_magic = 0;
   char rest[2 * PATH_MAX + 2], link[PATH_MAX], done[PATH_MAX] = "", where[64];
   pid_t process = 0;  // (read once it is needed: /proc/self)
   if (given[0] == '\0') return -1;
@@ -597,7 +601,10 @@ static int seen_path(pid_t tid, int dirfd, const char* given, int follow_last, c
     // Under /proc/<pid>/, every link is magic; /proc's own (mounts, net) are ordinary ones.
     const int magic = strncmp(done, "/proc/", 6) == 0 && strchr(done + 6, '/') != NULL;
     if (magic && (link[0] != '/' || strncmp(link, "/memfd:", 7) == 0)) return 0;  // pipe:[..], anon_inode:..., a memfd
-    if (magic && last && !inside(link, "/proc") && !inside(link, "/dev")) return 0;  // a file elsewhere
+    if (magic && last && !inside(link, "/proc") && !inside(link, "/dev")) {  // a file elsewhere
+      if (!follow_magic) return 0;
+      followed_magic = 1;
+    }
     if (link[0] == '/') {
       done[0] = '\0';
     } else {
@@ -610,7 +617,11 @@ static int seen_path(pid_t tid, int dirfd, const char* given, int follow_last, c
     at = rest;
   }
   snprintf(out, size, "%s", done[0] ? done : "/");
-  return 1;
+  return followed_magic ? 2 : 1;
+}
+
+static int seen_path(pid_t tid, int dirfd, const char* given, int follow_last, char* out, size_t size) {
+  return seen_path_through(tid, dirfd, given, follow_last, 0, out, size);
 }
 
 // Whether an open with `flags` of `path` (as seen_path gave it) writes: write access, a new file
@@ -666,6 +677,29 @@ static int metadata_writable(const char* path) {
   return 0;
 }
 
+// Whether the object the supervisor holds as `fd` lies in no mounted file system, so that no path
+// names it: a pipe, a socket, a memfd, an anonymous inode (the kernel's internal mounts). Its mount
+// (mnt_id in fdinfo) is none of /proc/self/mountinfo's (the command's too: one mount namespace).
+// Such an object is the program's own (a pipe, a memfd it made, its standard output), not a file
+// another grading can name: its mode and times may change (an adversarial review, 2026-11-28:
+// fchmod of a memfd was refused and logged, a false fault).
+static int names_no_path(int fd) {
+  char name[64], line[4096];
+  snprintf(name, sizeof name, "/proc/self/fdinfo/%d", fd);
+  FILE* info = fopen(name, "re");
+  int mount = -1;
+  while (info && fgets(line, sizeof line, info))
+    if (sscanf(line, "mnt_id: %d", &mount) == 1) break;
+  if (info) fclose(info);
+  FILE* mounts = mount < 0 ? NULL : fopen("/proc/self/mountinfo", "re");
+  if (!mounts) return 0;
+  int found = 0, id;
+  while (!found && fgets(line, sizeof line, mounts))  // (a longer line's rest may match too: refused then)
+    found = sscanf(line, "%d", &id) == 1 && id == mount;
+  fclose(mounts);
+  return !found;
+}
+
 // fchmod and utimensat (see changes_metadata): Landlock does not cover a file's mode and times, so
 // a program allowed them could set those of a file it may only read (a class's GPU turn files,
 // given with -R: a channel between two gradings) or, by path, of any file it can name, hidden ones
@@ -673,7 +707,8 @@ static int metadata_writable(const char* path) {
 // call itself on an object it holds: a copy of the program's descriptor (pidfd_getfd), or the
 // file the path names as the program sees it, opened here (O_PATH); it changes that object only
 // where it lies inside a -w folder (its path as the kernel gives it for the held object, so a
-// thread that changes the descriptor table or the path after the check gains nothing), with the
+// thread that changes the descriptor table or the path after the check gains nothing), or in no
+// mounted file system (names_no_path: a pipe, a memfd, which no path names), with the
 // times read once from the program's memory. Anything else is refused (EPERM) and logged; with
 // learn, let run. Returns nothing: it answers.
 static void answer_metadata_change(int listener, int enforce, const struct seccomp_notif* request,
@@ -712,8 +747,12 @@ static void answer_metadata_change(int listener, int enforce, const struct secco
       by_path = 1;
       const int follow = !(flags & AT_SYMLINK_NOFOLLOW);
       char seen[PATH_MAX];
-      const int resolved = seen_path(tid, dirfd, given[0] ? given : ".", follow, seen, sizeof seen);
-      snprintf(where, sizeof where, "%s", resolved > 0 ? seen : given);
+      // A magic link (/proc/self/fd/N of a file in scratch, say) is followed to the path it leads
+      // to, then all goes on as for that path: opened here, checked where the held object lies
+      // (an adversarial review, 2026-11-28: such a call was refused). Refused, it is logged as
+      // named.
+      const int resolved = seen_path_through(tid, dirfd, given[0] ? given : ".", follow, 1, seen, sizeof seen);
+      snprintf(where, sizeof where, "%s", resolved == 1 ? seen : given);
       const int descriptor = resolved < 0 && given[0] != '/' && dirfd != AT_FDCWD && process >= 0
                                  ? take_descriptor(process, dirfd) : -2;  // (is there such a descriptor?)
       if (descriptor >= 0) close(descriptor);
@@ -733,7 +772,15 @@ static void answer_metadata_change(int listener, int enforce, const struct secco
     snprintf(link, sizeof link, "/proc/self/fd/%d", held);
     const ssize_t length = readlink(link, where, sizeof where - 1);
     where[length > 0 ? length : 0] = '\0';
-    if (!metadata_writable(where)) error = EPERM;
+    const int private_object = names_no_path(held);
+    if (!metadata_writable(where) && !private_object) error = EPERM;
+    // ... but for the one inode that every eventfd, epoll and timerfd descriptor of the node
+    // shares (anon_inode:...): refused, as the kernel refuses a program without root's uid, and
+    // not logged (no file named).
+    if (private_object && strncmp(where, "anon_inode:", 11) == 0) {
+      error = EPERM;
+      where[0] = '\0';
+    }
     // No set-user-ID or set-group-ID file: the supervisor may be root, and the scratch folder
     // outlives the grading; a test program needs none.
     if (request->data.nr == SYS_fchmod && (a[1] & (S_ISUID | S_ISGID))) error = EPERM;
