@@ -2290,5 +2290,206 @@ int main(int argc, char** argv) {
                                         capture_output=True).returncode, 2)
 
 
+class SandboxReview(unittest.TestCase):
+    """course-sandbox against an adversarial review (2026-11-28): hidden folders reached through
+    links, set-user-ID files made in scratch, log lines split by a path, metadata changes of the
+    program's own objects refused as faults."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.folder = tempfile.TemporaryDirectory()
+        cls.launcher = pathlib.Path(cls.folder.name) / "course-sandbox"
+        subprocess.run(["cc", "-O2", "-std=gnu11", "-o", str(cls.launcher),
+                        str(COURSE / "tools/course_grading/sandbox.c")], check=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.folder.cleanup()
+
+    def probe(self, root, source):
+        (root / "probe.c").write_text(source)
+        subprocess.run(["cc", "-O1", "-o", str(root / "probe"), str(root / "probe.c")], check=True)
+        return root / "probe"
+
+    def test_a_link_on_the_way_to_a_hidden_folder_does_not_open_it(self):
+        """A symbolic link to the hidden folder, or a hard link to a hidden file, in a folder on the
+        way to the hidden one (anyone can plant one in /tmp) put the read rule on what it leads to:
+        the hidden file became readable by its own path too. Such entries are skipped now."""
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder).resolve()
+            (root / "hidden").mkdir()
+            (root / "hidden" / "secret.txt").write_text("secret\n")
+            (root / "plain.txt").write_text("plain\n")
+            (root / "zz-link").symlink_to("hidden")
+            os.link(root / "hidden" / "secret.txt", root / "zz-hard")
+            script = ("cat zz-link/secret.txt && echo read-link; cat zz-hard && echo read-hard; "
+                      "cat hidden/secret.txt && echo read-hidden; cat plain.txt && echo read-plain; true")
+            done = subprocess.run([str(self.launcher), "-r", "-h", str(root / "hidden"), "--", "sh", "-c", script],
+                                  cwd=root, capture_output=True, text=True, timeout=60)
+            said = done.stdout.split()
+            self.assertIn("read-plain", said, done.stderr)
+            for what in ("read-link", "read-hard", "read-hidden"):
+                self.assertNotIn(what, said)
+            self.assertNotIn("secret", said)
+
+    SETID_PROBE = r"""
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+static void say(const char* what, long got) { printf("%s %s\n", what, got >= 0 ? "ok" : strerror(errno)); }
+int main(int argc, char** argv) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/suid", argv[1]);
+  say("open-suid", open(path, O_WRONLY | O_CREAT, 04755));
+  snprintf(path, sizeof path, "%s/sgid", argv[1]);
+  say("openat-sgid", openat(AT_FDCWD, path, O_RDWR | O_CREAT | O_EXCL, 02755));
+  say("tmpfile-suid", open(argv[1], O_TMPFILE | O_WRONLY, 04700));
+  snprintf(path, sizeof path, "%s/creat", argv[1]);
+  say("creat-suid", syscall(SYS_creat, path, 04755));
+  snprintf(path, sizeof path, "%s/plain", argv[1]);
+  say("open-plain", open(path, O_WRONLY | O_CREAT, 0755));
+  snprintf(path, sizeof path, "%s/folder", argv[1]);
+  say("mkdir-sgid", mkdir(path, 02755));
+  return 0;
+}
+"""
+
+    def test_no_set_id_file_is_made(self):
+        """open or openat with O_CREAT (or O_TMPFILE) and a set-user-ID or set-group-ID mode made such a
+        file in scratch, which outlives the grading (and the grader may be root). Refused now and logged
+        ("refused-setid <path>"), which the grader names; creat is outside the list; a folder's set-group-ID
+        bit is harmless."""
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder).resolve()
+            probe = self.probe(root, self.SETID_PROBE)
+            ws = G.Workspace(root)
+            scratch = root / "scratch"
+            scratch.mkdir()
+            done = subprocess.run([str(self.launcher), "-w", str(scratch), "-s", f"enforce:{ws.syscall_log}", "--",
+                                   str(probe), str(scratch)], capture_output=True, text=True, timeout=60, cwd=scratch)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            said = dict(line.split(" ", 1) for line in done.stdout.splitlines())
+            for what in ("open-suid", "openat-sgid", "tmpfile-suid", "creat-suid"):
+                self.assertEqual(said[what], "Operation not permitted", what)
+            self.assertEqual(said["open-plain"], "ok")
+            self.assertEqual(said["mkdir-sgid"], "ok")
+            self.assertEqual(sorted(p.name for p in scratch.iterdir()), ["folder", "plain"])
+            for path in scratch.iterdir():
+                self.assertFalse(path.stat().st_mode & 0o4000, path)
+            counts, _ = G.syscalls_outside(ws)
+            for path in (scratch / "suid", scratch / "sgid", scratch):
+                self.assertEqual(counts.get(f"make a set-user-ID file {path}"), 1, counts)
+            names = G._syscall_names()
+            if names:
+                self.assertEqual(counts.get(names.get(85, "syscall 85")), 1, counts)  # creat: outside the list
+
+    def test_a_set_id_line_is_named(self):
+        import tempfile as T
+        ws = G.Workspace(pathlib.Path(T.mkdtemp()))
+        ws.syscall_log.write_text("refused-setid /scratch/suid /b/student_ch06_tests --gtest_filter=A.B\n"
+                                  "refused-write /proc/self/mem /b/student_ch06_tests\n")
+        counts, _ = G.syscalls_outside(ws)
+        self.assertEqual(counts, {"make a set-user-ID file /scratch/suid": 1, "open for writing /proc/self/mem": 1})
+
+    def test_a_path_cannot_split_a_log_line(self):
+        """A path with U+2028 (bytes e2 80 a8) kept its bytes in the log, and the grader split lines
+        there (splitlines): a second, forged fault in the student's report. The sandbox writes such
+        bytes as '?' now, and the grader splits at newlines only."""
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder).resolve()
+            probe = self.probe(root, '#include <fcntl.h>\nint main(void) {\n'
+                                     '  open("/dev/forged\\xe2\\x80\\xa8refused-write\\xc2\\x85/etc/shadow", O_WRONLY);\n'
+                                     '  return 0;\n}\n')
+            ws = G.Workspace(root)
+            done = subprocess.run([str(self.launcher), "-w", str(root / "nothing"), "-s", f"enforce:{ws.syscall_log}",
+                                   "--", str(probe)], capture_output=True, timeout=60, cwd=root)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            written = ws.syscall_log.read_bytes()
+            self.assertTrue(all(byte < 0x80 for byte in written), written)
+            counts, _ = G.syscalls_outside(ws)
+            self.assertEqual(list(counts), ["open for writing /dev/forged???refused-write??/etc/shadow"])
+            # and a log of an older sandbox: one line, one fault
+            ws.syscall_log.write_text("refused-write /dev/a\u2028refused-write /etc/passwd /b/t\n", encoding="utf-8")
+            counts, _ = G.syscalls_outside(ws)
+            self.assertEqual(list(counts), ["open for writing /dev/a\u2028refused-write"])
+
+    PRIVATE_METADATA_PROBE = r"""
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+static void say(const char* what, int got) { printf("%s %s\n", what, got == 0 ? "ok" : strerror(errno)); }
+int main(int argc, char** argv) {
+  const struct timespec times[2] = {{1000000000, 0}, {1000000000, 0}};
+  struct stat info;
+  int memfd = memfd_create("buffer", 0);
+  say("fchmod-memfd", fchmod(memfd, 0640));
+  say("futimens-memfd", futimens(memfd, times));
+  fstat(memfd, &info);
+  printf("memfd-mode %o\nmemfd-mtime %ld\n", info.st_mode & 07777, (long)info.st_mtime);
+  int pipes[2];
+  pipe(pipes);
+  say("fchmod-pipe", fchmod(pipes[1], 0600));
+  say("futimens-pipe", futimens(pipes[0], NULL));
+  fstat(pipes[1], &info);
+  printf("pipe-mode %o\n", info.st_mode & 07777);
+  say("fchmod-eventfd", fchmod(eventfd(0, 0), 0666));  /* one inode for the node's eventfds: refused, not logged */
+  char path[512], name[64];
+  snprintf(path, sizeof path, "%s/viafd", argv[1]);
+  int scratch = open(path, O_WRONLY | O_CREAT, 0600);
+  snprintf(name, sizeof name, "/proc/self/fd/%d", scratch);
+  say("utimensat-proc-fd-scratch", utimensat(AT_FDCWD, name, times, 0));
+  int turn = open(argv[2], O_RDONLY);
+  snprintf(name, sizeof name, "/proc/self/fd/%d", turn);
+  printf("turn-fd %d\n", turn);
+  say("utimensat-proc-fd-turn", utimensat(AT_FDCWD, name, times, 0));
+  say("fchmod-proc-fd-turn", fchmod(open(name, O_RDONLY), 0600));
+  return 0;
+}
+"""
+
+    def test_the_programs_own_objects_change_and_no_fault_is_logged(self):
+        """fchmod and futimens of a memfd or a pipe (the program's own, no path names them) were refused
+        and logged, as was utimensat of /proc/self/fd/N of a file in scratch: false faults. Now they are
+        made; a -R file through /proc/self/fd/N stays refused."""
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder).resolve()
+            probe = self.probe(root, self.PRIVATE_METADATA_PROBE)
+            scratch, turn = root / "scratch", root / "gpu-0.turn"
+            scratch.mkdir()
+            turn.write_text("")
+            turn.chmod(0o644)
+            os.utime(turn, (500000000, 500000000))
+            log = root / "calls.log"
+            done = subprocess.run([str(self.launcher), "-w", str(scratch), "-R", str(turn), "-s", f"enforce:{log}",
+                                   "--", str(probe), str(scratch), str(turn)],
+                                  capture_output=True, text=True, timeout=60, cwd=scratch)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            said = dict(line.split(" ", 1) for line in done.stdout.splitlines())
+            for what in ("fchmod-memfd", "futimens-memfd", "fchmod-pipe", "futimens-pipe", "utimensat-proc-fd-scratch"):
+                self.assertEqual(said[what], "ok", what)
+            self.assertEqual(said["memfd-mode"], "640")
+            self.assertEqual(said["memfd-mtime"], "1000000000")
+            self.assertEqual(said["pipe-mode"], "600")
+            for what in ("fchmod-eventfd", "utimensat-proc-fd-turn", "fchmod-proc-fd-turn"):
+                self.assertEqual(said[what], "Operation not permitted", what)
+            self.assertEqual((scratch / "viafd").stat().st_mtime, 1000000000)
+            self.assertEqual(turn.stat().st_mode & 0o7777, 0o644)
+            self.assertEqual(turn.stat().st_mtime, 500000000)
+            refused = sorted(line.split(" ")[1] for line in log.read_text().splitlines()
+                             if line.startswith("refused-metadata "))
+            self.assertEqual(refused, sorted([str(turn), f"/proc/self/fd/{said['turn-fd']}"]))
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=1)

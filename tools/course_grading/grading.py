@@ -167,7 +167,9 @@ def syscalls_outside(ws):
     """The system calls outside the sandbox's list that the test programs made (refused with
     enforce, let run with learn): ({name: count}, {name: [programs]}), from the supervisor's log."""
     try:
-        lines = ws.syscall_log.read_text(errors="replace").splitlines()
+        # split("\n"), not splitlines(): that one splits at U+2028 and the like too, which a path in
+        # the log may hold, a forged line after it (an adversarial review, 2026-11-28)
+        lines = ws.syscall_log.read_text(errors="replace").split("\n")
     except OSError:
         return {}, {}
     names = _syscall_names()
@@ -179,6 +181,10 @@ def syscalls_outside(ws):
             continue
         if line.startswith("refused-metadata "):  # "refused-metadata <path> <command>": fchmod or utimensat of
             name = "change the metadata of " + line.split(" ")[1]  # a file outside the -w folders
+            counts[name] = counts.get(name, 0) + 1
+            continue
+        if line.startswith("refused-setid "):  # "refused-setid <path> <command>": an open that would have
+            name = "make a set-user-ID file " + line.split(" ")[1]  # made a set-user-ID or set-group-ID file
             counts[name] = counts.get(name, 0) + 1
             continue
         number, _, rest = line.partition(" ")
