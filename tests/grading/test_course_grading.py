@@ -1535,7 +1535,11 @@ class Sandbox(unittest.TestCase):
                 "handle = open(path, 'rb')\n"
                 "fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
                 "print('locked', flush=True)\n"
-                "sys.stdin.readline()\n")
+                "import os, time\n"
+                "for _ in range(3000):  # until the test says go (its standard input is /dev/null)\n"
+                "    if os.path.exists('go'):\n"
+                "        break\n"
+                "    time.sleep(0.01)\n")
             program = subprocess.Popen([str(self.launcher), "-f", str(ws.sandbox_args), "--", sys.executable, "-c",
                                         script, str(turn)], cwd=ws.scratch, stdin=subprocess.PIPE,
                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -1547,8 +1551,7 @@ class Sandbox(unittest.TestCase):
                 with open(turn, "rb") as outside:  # the program's lock is a real one: held, nobody else gets it
                     with self.assertRaises(BlockingIOError):
                         fcntl.flock(outside, fcntl.LOCK_SH | fcntl.LOCK_NB)
-                program.stdin.write("\n")
-                program.stdin.flush()
+                (ws.scratch / "go").write_text("")
                 self.assertEqual(program.wait(30), 0, program.stderr.read())
             finally:
                 if program.poll() is None:
@@ -2213,7 +2216,9 @@ int main(int argc, char** argv) {
                 self.assertEqual(int(said[field], 16), 0, field)
             for what in ("tiocsti", "siocgifmtu", "setlease", "notify"):
                 self.assertEqual(said[what], "Operation not permitted", what)
-            self.assertEqual(said["tiocgwinsz"], "0")
+            # The terminal given as standard input does not cross into the program (2026-11-28): its
+            # standard input is /dev/null, and no terminal can be opened.
+            self.assertEqual(said["tiocgwinsz"], "Inappropriate ioctl for device")
             self.assertEqual(said["open-tty"], "Permission denied")
             self.assertEqual(said["getfl"], "0")
             self.assertEqual(typed, b"")
@@ -2240,11 +2245,16 @@ int main(int argc, char** argv) {
   say("loop0", open("/dev/loop0", O_RDONLY));  /* a block device, read raw */
   say("kmsg", open("/dev/kmsg", O_RDONLY));
   say("vda", open("/dev/vda", O_RDONLY));
+  say("shadow", open("/etc/shadow", O_RDONLY));  /* root's own file: hidden whatever the grader says */
+  say("passwd", open("/etc/passwd", O_RDONLY));
   int file = open(argv[1], O_RDONLY);  /* a file it may read, owned by its uid */
   int flags = 0;
   say("getflags", ioctl(file, FS_IOC_GETFLAGS, &flags));
   flags |= FS_NODUMP_FL;
   say("setflags", ioctl(file, FS_IOC_SETFLAGS, &flags));
+  int generation = 12345;
+  say("setversion", ioctl(file, FS_IOC_SETVERSION, &generation));  /* the inode's generation: owner only */
+  say("fionread", ioctl(1, FIONREAD, &flags));  /* an ordinary ioctl still runs (its output, a pipe) */
   return 0;
 }
 """
@@ -2267,14 +2277,63 @@ int main(int argc, char** argv) {
                                   capture_output=True, text=True, timeout=60, cwd=root)
             self.assertEqual(done.returncode, 0, done.stderr)
             said = dict(line.split(maxsplit=1) for line in done.stdout.splitlines() if line.strip())
-            for what in ("null", "urandom", "stdout", "fd", "getflags"):
+            for what in ("null", "urandom", "stdout", "fd", "passwd"):
                 self.assertEqual(said[what], "0", what)
+            if pathlib.Path("/etc/shadow").exists():
+                self.assertEqual(said["shadow"], "Permission denied")
+            for what in ("getflags", "setflags", "setversion"):  # a file system's ioctls, by their type
+                self.assertEqual(said[what], "Operation not permitted", what)
             for what in ("loop-control", "loop0", "kmsg", "vda"):
                 if pathlib.Path("/dev", what).exists():
                     self.assertEqual(said[what], "Permission denied", what)
-            self.assertEqual(said["setflags"], "Operation not permitted")
+            self.assertEqual(said["fionread"], "0")
             numbers = sorted(int(line.split(" ")[0]) for line in log.read_text().splitlines() if line[0].isdigit())
-            self.assertEqual(numbers, [16])  # ioctl, refused once
+            self.assertEqual(numbers, [16])  # ioctl, refused (three times, one line)
+
+    FD_PROBE = r"""
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+int main(void) {
+  char got[64];
+  ssize_t n = write(3, "forged\n", 7);  /* ctest's log of the test, given open for writing */
+  printf("write-3 %s\n", n == 7 ? "0" : strerror(errno));
+  n = read(0, got, sizeof got);  /* the grader's standard input (a terminal, where it has one) */
+  printf("read-0 %zd\n", n);
+  return 0;
+}
+"""
+
+    def test_no_descriptor_crosses_but_output_and_errors(self):
+        """Found by an adversarial review (2026-11-28): ctest gives each test its log open for
+        writing (descriptor 3, outside the scratch folder) and its standard input, and Landlock
+        checks only new opens: a program forged lines in ctest's log. Now descriptors 3 and up
+        close at the command's exec and standard input is /dev/null."""
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder)
+            (root / "probe.c").write_text(self.FD_PROBE)
+            subprocess.run(["cc", "-O1", "-o", str(root / "probe"), str(root / "probe.c")], check=True)
+            outside = root / "ctest.log"
+            outside.write_text("")
+            for mode in ([], ["-s", f"enforce:{root / 'calls.log'}"]):
+                with open(outside, "a") as log:
+                    reader, writer = os.pipe()
+                    os.write(writer, b"typed by an administrator\n")
+                    os.close(writer)
+                    os.dup2(log.fileno(), 3) if log.fileno() != 3 else None
+                    try:
+                        done = subprocess.run([str(self.launcher), "-w", str(root / "nothing"), *mode, "--", str(root / "probe")],
+                                              stdin=reader, pass_fds=(3,), capture_output=True, text=True, timeout=60)
+                    finally:
+                        os.close(reader)
+                        if log.fileno() != 3:
+                            os.close(3)
+                self.assertEqual(done.returncode, 0, done.stderr)
+                said = dict(line.split(maxsplit=1) for line in done.stdout.splitlines() if line.strip())
+                self.assertEqual(said["write-3"], "Bad file descriptor", mode)
+                self.assertEqual(said["read-0"], "0", mode)
+            self.assertEqual(outside.read_text(), "")
 
     @staticmethod
     def landlock_abi():

@@ -265,19 +265,23 @@ static int install_filter(void) {
   // (0x89xx: an interface's flags or MTU, through any socket): to the supervisor, which refuses
   // them (an adversarial review, 2026-11-27). The GPU driver's ioctls are of its own type ('F').
   add(program, &n, (struct sock_filter)LOAD(nr));
-  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 10));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 12));
   add(program, &n, (struct sock_filter)LOAD_ARG_LOW(1));
-  // Nor an inode's flags (chattr: FS_IOC_SETFLAGS, its 32-bit twin, FS_IOC_FSSETXATTR), which need
-  // only the file's owner, not a descriptor open for writing: a test program running as root set
-  // the turn files' and the course copy's (an adversarial review, 2026-11-28).
-  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x40086602 /* FS_IOC_SETFLAGS */, 7, 0));
-  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x40046602 /* FS_IOC32_SETFLAGS */, 6, 0));
-  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x401c5820 /* FS_IOC_FSSETXATTR */, 5, 0));
-  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x5412 /* TIOCSTI */, 4, 0));
-  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x541C /* TIOCLINUX */, 3, 0));
-  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x541D /* TIOCCONS */, 2, 0));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x5412 /* TIOCSTI */, 9, 0));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x541C /* TIOCLINUX */, 8, 0));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x541D /* TIOCCONS */, 7, 0));
   add(program, &n, (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xFFFFFF00u));
-  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x8900 /* SIOC... */, 0, 1));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x8900 /* SIOC... */, 5, 0));
+  // Nor a file system's ioctls, by their type: 'f' (chattr's FS_IOC_SETFLAGS, fs-verity, encryption
+  // policies), 'v' (FS_IOC_SETVERSION), 'X' (FS_IOC_FSSETXATTR) and btrfs's. Several need only the
+  // file's owner, not a descriptor open for writing: a test program running as root set the flags
+  // and the inode generation of the turn files and the course copy (two adversarial reviews,
+  // 2026-11-28). The GPU driver's are of its own types ('F', and nvidia-uvm's plain numbers).
+  add(program, &n, (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xFF00u));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x6600 /* 'f' */, 3, 0));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x7600 /* 'v' */, 2, 0));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x5800 /* 'X' */, 1, 0));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x9400 /* btrfs */, 0, 1));
   add(program, &n, (struct sock_filter)RETURN(SECCOMP_RET_USER_NOTIF));
   // fcntl, but not F_SETLEASE (a lease on a file the program may only read stalls every other
   // process that opens it for writing, up to the kernel's lease-break time) or F_NOTIFY.
@@ -1059,6 +1063,25 @@ static int take_options_file(const char* file) {
   return 1;
 }
 
+// No descriptor crosses into the command but its output and errors: ctest gives each test its own
+// log (descriptor 3, open for writing, outside the scratch folder) and its standard input (a
+// terminal, where the grader was started from one), and Landlock checks only what is opened
+// afterwards: a program wrote lines into ctest's log and could have read an administrator's typing
+// (an adversarial review, 2026-11-28). Standard input becomes /dev/null; 3 and up close at exec.
+static void leave_nothing_open(void) {
+  const int nothing = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (nothing < 0 || dup2(nothing, 0) != 0) fail("standard input from /dev/null");
+  close(nothing);
+  if (syscall(SYS_close_range, 3u, ~0u, 4u /* CLOSE_RANGE_CLOEXEC */) != 0) {  // (Linux 5.11; else one by one)
+    for (int fd = 3; fd < 65536; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
+  }
+}
+
+// Files of the node that no test program reads and that a program running as root could (their
+// owner is its uid): hidden whatever the grader says (an adversarial review, 2026-11-28). The
+// root cause, a test program with the grader's uid, is in grading/threat-model.md.
+static const char* const kAlwaysHidden[] = {"/etc/shadow", "/etc/gshadow", "/etc/ssh", "/root/.ssh"};
+
 int main(int argc, char** argv) {
   int at = 1;
   for (; at < argc && strcmp(argv[at], "--") != 0; ++at) {
@@ -1146,6 +1169,8 @@ int main(int argc, char** argv) {
     // grading's loop device detached, a terminal's input read (an adversarial review, 2026-11-28).
     // A link there (/dev/stdout, /dev/fd) leads to /proc, which stays readable.
     if (hidden_count < kMaxPaths) hidden[hidden_count++] = "/dev";
+    for (size_t i = 0; i < sizeof kAlwaysHidden / sizeof kAlwaysHidden[0]; ++i)
+      if (hidden_count < kMaxPaths) hidden[hidden_count++] = kAlwaysHidden[i];
     allow_reading("/");
     allow_devices();
     // /proc stays read-only with -s: the driver's one write there, a thread's name, is answered by
@@ -1172,10 +1197,12 @@ int main(int argc, char** argv) {
     close(listener);
     close(told[1]);
     close(go[0]);
+    leave_nothing_open();
     execv(path, command);
     fprintf(stderr, "course-sandbox: cannot run %s: %s\n", command[0], strerror(errno));
     return 127;
   }
+  leave_nothing_open();
   execvp(command[0], command);
   fprintf(stderr, "course-sandbox: cannot run %s: %s\n", command[0], strerror(errno));
   return 127;
