@@ -1250,6 +1250,58 @@ class ClassFloor(unittest.TestCase):
         self.assertIsNone(class_floor.floor(class_floor.profiles(pathlib.Path(tempfile.mkdtemp()))))
 
 
+class GraderReadsScratchSafely(unittest.TestCase):
+    """The grader (perhaps root) reads and clears the records in the scratch folder, which test
+    programs write: found by an adversarial review (2026-11-28), a program made the records'
+    folder a link to a hidden one (the grader read and deleted its records), a record a link to a
+    FIFO (the grader hung) and a tree of thousands of folders (shutil.rmtree raised
+    RecursionError, and the worker's next grading failed)."""
+
+    RECORD = b'<testsuites><testsuite name="S"><testcase name="c" status="run" result="completed"/></testsuite></testsuites>'
+
+    def test_no_link_followed_no_fifo_opened(self):
+        root = pathlib.Path(tempfile.mkdtemp())
+        hidden = root / "hidden"
+        hidden.mkdir()
+        (hidden / "student.ch.S.c.xml").write_bytes(self.RECORD)
+        scratch = root / "scratch"
+        scratch.mkdir()
+        records = scratch / "records"
+        records.symlink_to(hidden)  # the folder a link
+        self.assertEqual(R.read_record(R.report_file(records, "student.ch.S.c")), ("missing", ""))
+        self.assertIsNone(R.read_case_records(R.report_file(records, "student.ch.S.c")))
+        R.remove_report(records, "student.ch.S.c")
+        self.assertTrue((hidden / "student.ch.S.c.xml").exists())
+        R.clear_reports(records)
+        self.assertTrue((hidden / "student.ch.S.c.xml").exists())  # not followed: the link is gone
+        self.assertTrue(records.is_dir() and not records.is_symlink())
+        (records / "student.ch.S.c.xml").symlink_to(hidden / "student.ch.S.c.xml")  # a record a link
+        self.assertEqual(R.read_record(R.report_file(records, "student.ch.S.c")), ("missing", ""))
+        os.unlink(records / "student.ch.S.c.xml")
+        os.mkfifo(records / "student.ch.S.c.xml")  # a FIFO: opened without blocking, not a regular file
+        self.assertEqual(R.read_record(R.report_file(records, "student.ch.S.c")), ("missing", ""))
+        os.unlink(records / "student.ch.S.c.xml")
+        (records / "student.ch.S.c.xml").write_bytes(self.RECORD)
+        self.assertEqual(R.read_record(R.report_file(records, "student.ch.S.c")), ("passed", ""))
+        R.clear_reports(records)
+        self.assertEqual(list(records.iterdir()), [])
+        self.assertTrue((hidden / "student.ch.S.c.xml").exists())
+
+    def test_a_deep_tree_is_removed(self):
+        root = pathlib.Path(tempfile.mkdtemp())
+        folder = root / "scratch"
+        os.makedirs(folder)
+        fd = os.open(folder, os.O_RDONLY)
+        for _ in range(3000):  # deeper than Python's recursion limit
+            os.mkdir("d", dir_fd=fd)
+            inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        os.close(fd)
+        G.remove_tree(folder)
+        self.assertFalse(os.path.lexists(folder))
+
+
 class JudgedAgainAlone(unittest.TestCase):
     """grading.judge_shared_faults_alone: a fault a neighbour could have caused is judged again
     alone; on several GPUs, a test that uses every GPU holds every GPU's lock for it."""

@@ -209,6 +209,20 @@ def environment(ws, base=None):
     return env
 
 
+def remove_tree(folder):
+    """Removes `folder` and all in it, however deep: a test program can make a tree of thousands of
+    nested folders in its scratch folder in a second, on which shutil.rmtree raises RecursionError,
+    ignore_errors or not (an adversarial review, 2026-11-28: the worker's next grading would fail)."""
+    folder = pathlib.Path(folder)
+    try:
+        shutil.rmtree(folder, ignore_errors=True)
+    except RecursionError:
+        pass
+    if os.path.lexists(folder):
+        subprocess.run(["rm", "-rf", "--one-file-system", "--", str(folder)], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def take(ws, submission, chapters):
     """Unpacks the submission and puts its starter files into the course copy (the handed-out
     ones first, for a reused workspace; a file whose content is already there keeps its build).
@@ -216,7 +230,7 @@ def take(ws, submission, chapters):
     unpacked = ws.root / "submission"
     # Nothing of an earlier submission is left for this one to read.
     for folder in (unpacked, ws.scratch, ws.root / "tmp", ws.root / "home"):
-        shutil.rmtree(folder, ignore_errors=True)
+        remove_tree(folder)
         folder.mkdir()
     # Nor its ctest logs and reports: a phase that does not run for this one (no case left to run
     # one by one) would otherwise leave the earlier submission's log in this one's ctest.log.
@@ -566,7 +580,8 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
                             "--output-junit", str(junit), "--test-output-size-passed", str(1 << 22),
                             # A flood of output keeps its head and its end (GoogleTest's verdict).
                             "--test-output-size-failed", str(1 << 22), "--test-output-truncation", "middle"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=phase_env, cwd=ws.course)
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=phase_env,
+                           cwd=ws.course)  # (no terminal of the grader's reaches a test program)
             seconds[phase] = round(time.monotonic() - phase_started, 1)
         # ctest's log of the phase (every program's output; tools/profile-tests.py reads it).
         with contextlib.suppress(OSError):
@@ -625,7 +640,7 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
                                                           queues=batch_queues).items()
                     if selected.match(b) and b.endswith(EVERY_GPU_BATCH)}
         for name in in_batch:  # (no record of an earlier grading's may stand)
-            R.report_file(ws.records, name).unlink(missing_ok=True)
+            R.remove_report(ws.records, name)
         results, one_by_one = [], []
         for result in run("multi-gpu batch", multi_gpu_selection, every.visible, every.gpus, True, phase_jobs,
                           every.turns, batch_env, test_dir=test_dir, beside_others=beside_others):
@@ -714,7 +729,7 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
             # The rounds after the first share their batches' names: no record of an earlier
             # round may stand for a program that left none.
             for name in in_batches:
-                R.report_file(ws.records, name).unlink(missing_ok=True)
+                R.remove_report(ws.records, name)
             settled = {}  # {batch: the cases it settled this round, judged or sent to run alone}
             label = {1: "batches", 2: "batches again"}.get(round_number, f"batches round {round_number}")
             # A later round runs its batches alone (the other tests ran in the first), in the

@@ -12,8 +12,11 @@ status; it cannot make GoogleTest write a record of a pass it did not see.
 """
 import csv
 import json
+import os
 import pathlib
 import re
+import shutil
+import stat
 import subprocess
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -138,18 +141,94 @@ def report_dir(build):
     return pathlib.Path(build) / "test-reports"
 
 
+# The records' folder lies in the scratch folder, which test programs write: the grader, perhaps
+# root, never follows a link there, never opens anything there but a regular file, and reads a
+# bounded amount. A program had made the folder a link to a hidden one, whose records the grader
+# then read and deleted, and a record a link to a FIFO, on which it hung (an adversarial review,
+# 2026-11-28).
+RECORD_LIMIT = 64 << 20  # bytes: the largest record read (a whole batch's is some kilobytes)
+
+
+def _records_folder(folder):
+    """A descriptor of the records' folder itself (no link followed), or None."""
+    try:
+        return os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+
+
+def read_report(path):
+    """The bytes of the record at `path` (a regular file, no link followed in its folder or its
+    name, at most RECORD_LIMIT bytes), or None."""
+    path = pathlib.Path(path)
+    folder = _records_folder(path.parent)
+    if folder is None:
+        return None
+    try:
+        fd = os.open(path.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder)
+    except OSError:
+        return None
+    finally:
+        os.close(folder)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > RECORD_LIMIT:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as record:
+            return record.read(RECORD_LIMIT + 1)[:RECORD_LIMIT]
+    finally:
+        os.close(fd)
+
+
+def remove_report(reports, name):
+    """Removes the record of test `name` (the name itself, not what a link there leads to)."""
+    folder = _records_folder(reports)
+    if folder is None:
+        return
+    try:
+        os.unlink(report_file(reports, name).name, dir_fd=folder)
+    except OSError:
+        pass
+    finally:
+        os.close(folder)
+
+
 def clear_reports(folder):
-    """Empties the records' folder before a run: a record left by an earlier run is no record."""
+    """Empties the records' folder before a run: a record left by an earlier run is no record. A
+    folder that is not one (a link, a file, put there by a program) is removed, not followed."""
     folder = pathlib.Path(folder)
-    if folder.is_dir():
-        for old in folder.glob("*.xml"):
-            old.unlink()
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        folder.unlink()
+    descriptor = _records_folder(folder)
+    if descriptor is not None:
+        try:
+            for name in os.listdir(descriptor):
+                if name.endswith(".xml"):
+                    try:
+                        os.unlink(name, dir_fd=descriptor)
+                    except IsADirectoryError:
+                        shutil.rmtree(folder / name, ignore_errors=True)
+                    except OSError:
+                        pass
+        finally:
+            os.close(descriptor)
     folder.mkdir(parents=True, exist_ok=True)
 
 
 def report_file(reports, name):
     """Where the test `name` wrote GoogleTest's record of itself (cmake/CourseTestList.cmake)."""
     return pathlib.Path(reports) / (name.replace("/", "~") + ".xml")
+
+
+def _parse_report(path):
+    """The root element of the record at `path` (read_report), or None."""
+    data = read_report(path)
+    if data is None:
+        return None
+    try:
+        return ET.fromstring(data)
+    except ET.ParseError:
+        return None
 
 
 def judged_by_record(name):
@@ -171,9 +250,8 @@ def _skip_message(case):
 def read_record(path):
     """(outcome, reason) of GoogleTest's XML record of one selected case: passed, failed, skipped,
     or missing (no record, or no case in it)."""
-    try:
-        root = ET.parse(path).getroot()
-    except (OSError, ET.ParseError):
+    root = _parse_report(path)
+    if root is None:
         return "missing", ""
     cases = [c for c in root.iter("testcase") if c.get("status", "run") == "run"]
     if not cases:
@@ -256,9 +334,8 @@ def batch_cases(build_dir, ctest="ctest", env=None, cwd=None, queues=None):
 def read_case_records(path):
     """GoogleTest's record of a program that ran several cases: [(Suite.Case, outcome, seconds,
     message)] in the order they ran (passed, failed, skipped), or None without a readable record."""
-    try:
-        root = ET.parse(path).getroot()
-    except (OSError, ET.ParseError):
+    root = _parse_report(path)
+    if root is None:
         return None
     records = []
     for suite in root.iter("testsuite"):
