@@ -207,7 +207,7 @@ class Batches(unittest.TestCase):
     SKIP = ("skipped", '<skipped message="t.cpp:3&#x0A;no CUDA device: none visible"/>')
     OTHER_SKIP = ("skipped", '<skipped message="t.cpp:3&#x0A;CUPTI cannot count here"/>')
 
-    def judge(self, outcome, outcomes, cases=None, output=None, properties=None, batch_queues=None):
+    def judge(self, outcome, outcomes, cases=None, output=None, properties=None, batch_queues=None, reason=None):
         """(stood as (name, outcome), the cases for another batch, the stood results); the cases
         to run alone in self.alone."""
         suites = [("MatmulTiledTechnique", "Own"), ("Shapes/MatmulTiled", "Matches/M1"),
@@ -217,7 +217,8 @@ class Batches(unittest.TestCase):
             if outcomes is not None:
                 R.report_file(reports, self.BATCH).write_text(
                     batch_record(*[(s, c, *o) for (s, c), o in zip(suites, outcomes)]))
-            batch = R.TestResult(self.BATCH, outcome, self.OUTPUT if output is None else output)
+            batch = R.TestResult(self.BATCH, outcome, self.OUTPUT if output is None else output,
+                                 reason=reason if reason is not None else ("Failed" if outcome == "failed" else ""))
             stood, again, self.alone = R.judge_batch(batch, cases or self.CASES,
                                                      properties or {self.CASES[1]: (["perf"], 9.0)}, reports,
                                                      batch_queues)
@@ -230,6 +231,34 @@ class Batches(unittest.TestCase):
         self.assertEqual(results[1].output, "[ RUN      ] Shapes/MatmulTiled.Matches/M1\n[  PERF    ] one\n"
                                             "[       OK ] Shapes/MatmulTiled.Matches/M1\n")
         self.assertEqual((results[1].labels, results[1].timeout, results[1].seconds), (["perf"], 9.0, 0.25))
+
+    def test_a_batch_that_crashed_or_timed_out_stands_in_nothing(self):
+        """Found by an adversarial review (2026-11-28): the program wrote its own record (five passes
+        and a failure) and then crashed, or ran past its time limit; ctest said failed, the record
+        had a failure, so the passes stood. Now a batch that did not end by GoogleTest's own
+        failure stands in nothing: every case runs alone."""
+        for reason in ("Crashed: the test process ended before GoogleTest could report (a crash, abort or signal)",
+                       "SEGFAULT: the test process crashed", "Timeout: still running after its 9 s limit"):
+            stood, again, _ = self.judge("failed", [self.PASS, self.PASS, self.PASS, self.FAIL], reason=reason)
+            self.assertEqual((stood, again, self.alone), ([], [], self.CASES), reason)
+
+    def test_a_first_failure_keeps_its_output_to_the_end(self):
+        """Found by an adversarial review (2026-11-28): a case that failed first in its batch printed
+        "[ RUN      ] " before the judge's lines, so its output ended there and breach() did not see
+        the judge's NOT A MEASUREMENT. A failure that stands keeps the batch's output to its end."""
+        output = ("[ RUN      ] MatmulTiledTechnique.Own\n[ RUN      ] \n"
+                  "[  PERF    ] NOT A MEASUREMENT: the timed calls left a wrong result\n")
+        _, _, results = self.judge("failed", [self.FAIL, self.SKIP, self.SKIP, self.SKIP], output=output)
+        self.assertIn("NOT A MEASUREMENT", results[0].output)
+
+    def test_a_record_with_a_document_type_is_no_record(self):
+        """GoogleTest writes none; entities could expand a few megabytes into gigabytes (2026-11-28)."""
+        with tempfile.TemporaryDirectory() as folder:
+            path = pathlib.Path(folder) / "r.xml"
+            path.write_text('<?xml version="1.0"?><!DOCTYPE t [<!ENTITY a "aaaa">]><testsuites><testsuite name="S">'
+                            '<testcase name="c" status="run" result="completed"/></testsuite></testsuites>')
+            self.assertEqual(R.read_record(path), ("missing", ""))
+            self.assertIsNone(R.read_case_records(path))
 
     def test_passes_stand_up_to_the_first_other_outcome(self):
         # That case runs alone (put first in a batch, a failure would end it at once); the cases
@@ -1248,6 +1277,19 @@ class ClassFloor(unittest.TestCase):
             archive.add(folder / "ref-1" / "profile.txt", arcname="ref-1/profile.txt")
         self.assertAlmostEqual(class_floor.floor(class_floor.profiles(folder / "timing.tgz"))["floor"], 21.0)
         self.assertIsNone(class_floor.floor(class_floor.profiles(pathlib.Path(tempfile.mkdtemp()))))
+
+
+class TestEnvironment(unittest.TestCase):
+    def test_the_instructors_secrets_stay_out_of_the_tests(self):
+        """Found by an adversarial review (2026-11-28): a test program read GH_TOKEN and
+        AWS_SECRET_ACCESS_KEY from /proc/self/environ. The tests see only what they need."""
+        env = {"PATH": "/usr/bin", "LD_LIBRARY_PATH": "/usr/local/cuda/lib64", "HOME": "/s/home", "TMPDIR": "/s/tmp",
+               "LC_ALL": "C.UTF-8", "CUDA_CACHE_PATH": "/s/cuda-cache", "CUDA_MODULE_LOADING": "LAZY",
+               "COURSE_PROFILE": "1", "GH_TOKEN": "ghp_x", "AWS_SECRET_ACCESS_KEY": "k", "SSH_AUTH_SOCK": "/tmp/a",
+               "CUDACXX": "/usr/local/cuda/bin/nvcc"}
+        kept = G.test_environment(env)
+        self.assertEqual(sorted(kept), ["COURSE_PROFILE", "CUDA_CACHE_PATH", "CUDA_MODULE_LOADING", "HOME", "LC_ALL",
+                                        "LD_LIBRARY_PATH", "PATH", "TMPDIR"])
 
 
 class GraderReadsScratchSafely(unittest.TestCase):

@@ -209,6 +209,20 @@ def environment(ws, base=None):
     return env
 
 
+# What of the instructor's environment the test programs see (the build sees all of it): the
+# names below, and those with these prefixes. The rest (tokens, cloud keys, a password) stays out
+# of reach: a program read GH_TOKEN and AWS_SECRET_ACCESS_KEY from /proc/self/environ and could
+# have printed them into its report (an adversarial review, 2026-11-28).
+TEST_ENVIRONMENT = {"PATH", "LD_LIBRARY_PATH", "HOME", "TMPDIR", "TMP", "TEMP", "LANG", "LANGUAGE", "TZ", "TERM", "USER",
+                    "LOGNAME", "SHELL", "PYTHONPATH", "PYTHONHOME"}
+TEST_ENVIRONMENT_PREFIXES = ("LC_", "CUDA_", "NVIDIA_", "COURSE_", "CTEST_", "GTEST_")
+
+
+def test_environment(env):
+    """`env` (environment(), with the grader's COURSE_* settings) less what the test programs need not see."""
+    return {k: v for k, v in env.items() if k in TEST_ENVIRONMENT or k.startswith(TEST_ENVIRONMENT_PREFIXES)}
+
+
 def remove_tree(folder):
     """Removes `folder` and all in it, however deep: a test program can make a tree of thousands of
     nested folders in its scratch folder in a second, on which shutil.rmtree raises RecursionError,
@@ -454,6 +468,7 @@ def test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, batc
     """_test (below), with the GPU memory of this grading's programs watched from here (ws.gpu_memory,
     gpu_memory.GpuMemoryWatch): the most one held, and, with a budget (a class on a shared GPU),
     each program over it stopped."""
+    env = test_environment(env)
     with M.GpuMemoryWatch(gpu_memory_budget_mib) as watch:  # this grader's programs (it runs one grading)
         outcome = _test(ws, chapters, env, gpu, all_gpus, lock_dir, jobs, batches, batch_rounds, fail_fast)
     ws.gpu_memory = watch
