@@ -1080,7 +1080,7 @@ static void leave_nothing_open(void) {
 // Files of the node that no test program reads and that a program running as root could (their
 // owner is its uid): hidden whatever the grader says (an adversarial review, 2026-11-28). The
 // root cause, a test program with the grader's uid, is in grading/threat-model.md.
-static const char* const kAlwaysHidden[] = {"/etc/shadow", "/etc/gshadow", "/etc/ssh", "/root/.ssh"};
+static const char* const kAlwaysHidden[] = {"/etc/shadow", "/etc/gshadow", "/etc/ssh", "/etc/ssl/private", "/root/.ssh"};
 
 int main(int argc, char** argv) {
   int at = 1;
