@@ -1495,9 +1495,8 @@ class JudgeWhileItCompiles(unittest.TestCase):
             self.assertFalse(G._wait_for_the_judge(tree))
 
 
-@unittest.skipUnless(sandbox.abi_version(), "this kernel has no Landlock")
-class Sandbox(unittest.TestCase):
-    """course-sandbox (tools/course_grading/sandbox.c), compiled here as the grader compiles it."""
+class CompiledSandbox:
+    """A test class's course-sandbox (self.launcher), compiled as the grader compiles it."""
 
     @classmethod
     def setUpClass(cls):
@@ -1509,6 +1508,11 @@ class Sandbox(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.folder.cleanup()
+
+
+@unittest.skipUnless(sandbox.abi_version(), "this kernel has no Landlock")
+class Sandbox(CompiledSandbox, unittest.TestCase):
+    """course-sandbox (tools/course_grading/sandbox.c), compiled here as the grader compiles it."""
 
     def test_writes_only_in_its_folder_and_cannot_read_hidden_ones(self):
         with tempfile.TemporaryDirectory() as folder:
@@ -2443,21 +2447,10 @@ int main(void) {
                                         capture_output=True).returncode, 2)
 
 
-class SandboxReview(unittest.TestCase):
+class SandboxReview(CompiledSandbox, unittest.TestCase):
     """course-sandbox against an adversarial review (2026-11-28): hidden folders reached through
     links, set-user-ID files made in scratch, log lines split by a path, metadata changes of the
     program's own objects refused as faults."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.folder = tempfile.TemporaryDirectory()
-        cls.launcher = pathlib.Path(cls.folder.name) / "course-sandbox"
-        subprocess.run(["cc", "-O2", "-std=gnu11", "-o", str(cls.launcher),
-                        str(COURSE / "tools/course_grading/sandbox.c")], check=True)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.folder.cleanup()
 
     def probe(self, root, source):
         (root / "probe.c").write_text(source)

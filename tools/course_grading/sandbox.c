@@ -434,8 +434,8 @@ static void note_writable_device(const char* path) {
   }
 }
 
-static void note_writable_devices(void) {
-  for (size_t i = 0; i < sizeof kWritableDevices / sizeof kWritableDevices[0]; ++i) note_writable_device(kWritableDevices[i]);
+// Calls `visit` with each of the GPU driver's entries in the device folder (/dev/nvidia*).
+static void for_each_gpu_device(void (*visit)(const char* path)) {
   DIR* listing = opendir(COURSE_SANDBOX_DEVICES);
   if (!listing) return;
   struct dirent* entry;
@@ -443,9 +443,14 @@ static void note_writable_devices(void) {
     if (strncmp(entry->d_name, "nvidia", 6) != 0) continue;
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/%s", COURSE_SANDBOX_DEVICES, entry->d_name);
-    note_writable_device(path);
+    visit(path);
   }
   closedir(listing);
+}
+
+static void note_writable_devices(void) {
+  for (size_t i = 0; i < sizeof kWritableDevices / sizeof kWritableDevices[0]; ++i) note_writable_device(kWritableDevices[i]);
+  for_each_gpu_device(note_writable_device);
 }
 
 static int inside(const char* path, const char* folder);
@@ -463,22 +468,15 @@ static int device_writable(const char* path) {
   return 0;
 }
 
+// A device file: read and write (allow keeps a file's rights). A folder (MIG's nvidia-caps): its
+// listing and the devices in it, but nothing made, removed or renamed there: the whole set of
+// rights would let student code put files of its own among the driver's (an adversarial review,
+// 2026-11-28).
+static void allow_gpu_device(const char* path) { allow(path, kReadDir | kFileRights); }
+
 static void allow_devices(void) {
   for (size_t i = 0; i < sizeof kWritableDevices / sizeof kWritableDevices[0]; ++i) allow(kWritableDevices[i], handled);
-  DIR* listing = opendir(COURSE_SANDBOX_DEVICES);
-  if (!listing) return;
-  struct dirent* entry;
-  while ((entry = readdir(listing)) != NULL) {
-    if (strncmp(entry->d_name, "nvidia", 6) != 0) continue;
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/%s", COURSE_SANDBOX_DEVICES, entry->d_name);
-    // A device file: read and write (allow keeps a file's rights). A folder (MIG's nvidia-caps):
-    // its listing and the devices in it, but nothing made, removed or renamed there: the whole
-    // set of rights would let student code put files of its own among the driver's (an
-    // adversarial review, 2026-11-28).
-    allow(path, kReadDir | kFileRights);
-  }
-  closedir(listing);
+  for_each_gpu_device(allow_gpu_device);
 }
 
 // Other opens for writing under /proc and /dev (Landlock refuses them) are logged, the first few
