@@ -163,6 +163,14 @@ def _syscall_names():
     return {}
 
 
+# The supervisor's lines of a refused act on a path, and what the report calls each.
+_REFUSED_LINES = {
+    "refused-write": "open for writing ",  # under /proc or /dev, refused by Landlock
+    "refused-metadata": "change the metadata of ",  # fchmod or utimensat of a file outside the -w folders
+    "refused-setid": "make a set-user-ID file ",  # an open that would have made a set-user-ID or set-group-ID file
+}
+
+
 def syscalls_outside(ws):
     """The system calls outside the sandbox's list that the test programs made (refused with
     enforce, let run with learn): ({name: count}, {name: [programs]}), from the supervisor's log."""
@@ -175,16 +183,9 @@ def syscalls_outside(ws):
     names = _syscall_names()
     counts, programs = {}, {}
     for line in lines:  # "<number> <times> <command>" (course-sandbox's supervisor)
-        if line.startswith("refused-write "):  # "refused-write <path> <command>": an open for writing under
-            name = "open for writing " + line.split(" ")[1]  # /proc or /dev that Landlock refused
-            counts[name] = counts.get(name, 0) + 1
-            continue
-        if line.startswith("refused-metadata "):  # "refused-metadata <path> <command>": fchmod or utimensat of
-            name = "change the metadata of " + line.split(" ")[1]  # a file outside the -w folders
-            counts[name] = counts.get(name, 0) + 1
-            continue
-        if line.startswith("refused-setid "):  # "refused-setid <path> <command>": an open that would have
-            name = "make a set-user-ID file " + line.split(" ")[1]  # made a set-user-ID or set-group-ID file
+        kind, _, rest = line.partition(" ")
+        if kind in _REFUSED_LINES:  # "<kind> <path> <command>"
+            name = _REFUSED_LINES[kind] + rest.split(" ")[0]
             counts[name] = counts.get(name, 0) + 1
             continue
         number, _, rest = line.partition(" ")
