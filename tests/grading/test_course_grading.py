@@ -1866,6 +1866,9 @@ int main(int argc, char** argv) {
   snprintf(path, sizeof path, "shm/h-%d", pid); say("mkdirat", mkdirat(dev, path, 0700));
   snprintf(path, sizeof path, "/dev/shm/i-%d", pid); say("symlink", symlink("x", path));
   say("rmdir", rmdir("/proc/self/fd"));
+  /* not there, opened without O_CREAT: no such file whatever Landlock says, not logged (the CUDA
+     driver's first try of /dev/char/195:255) */
+  say("missing", open("/dev/char/course-no-such-device", O_RDWR));
   /* not refused, not logged */
   say("create-existing", open("/proc/self/status", O_RDONLY | O_CREAT, 0600));
   snprintf(path, sizeof path, "%s/shm-link", argv[1]); say("unlink-link", unlink(path));  /* the link, in the writable folder */
@@ -1908,6 +1911,7 @@ int main(int argc, char** argv) {
             for what in ("double-slash", "dot-dot", "dirfd", "cwd", "create-read-only", "truncate-read-only", "dev-fd",
                          "proc-dirfd", "link", "mkdir", "mkdirat", "symlink", "rmdir", "thread-self", "thread-cwd"):
                 self.assertEqual(said[what], "Permission denied", what)  # Landlock, as before
+            self.assertEqual(said["missing"], "No such file or directory")
             for what in ("create-existing", "unlink-link", "memfd-reopen", "memfd-write", "pipe-reopen", "file-reopen",
                          "stdout", "stdout-write", "fd-1", "thread-self-fd"):
                 self.assertEqual(said[what], "ok", what)

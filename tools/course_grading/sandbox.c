@@ -463,8 +463,12 @@ static int device_writable(const char* path) {
     if (writable_device_folders[i] && inside(path, writable_device_folders[i])) return 1;
   struct stat info;
   if (stat(path, &info) != 0) return 0;
-  for (int i = 0; i < writable_device_count; ++i)
+  for (int i = 0; i < writable_device_count; ++i) {
     if (writable_devices[i].st_dev == info.st_dev && writable_devices[i].st_ino == info.st_ino) return 1;
+    // Another node of the same character device (/dev/char/195:255 where the container made one
+    // of its own for /dev/nvidiactl): for the log, the device the command may write.
+    if (S_ISCHR(info.st_mode) && S_ISCHR(writable_devices[i].st_mode) && writable_devices[i].st_rdev == info.st_rdev) return 1;
+  }
   return 0;
 }
 
@@ -649,6 +653,13 @@ static void note_path(const struct seccomp_notif* request, int dirfd, const char
   if (resolved == 0) return;
   const char* path = resolved > 0 ? seen : given;
   if (!inside(path, "/proc") && !inside(path, "/dev") && !inside(path, COURSE_SANDBOX_DEVICES)) return;  // (no stat of any other path)
+  // A file that is not there, opened without O_CREAT: the kernel answers "no such file" whatever
+  // Landlock says, so nothing was refused. The CUDA driver (H100, driver 580, 2026-11-28) first
+  // tries its devices by number, /dev/char/195:255, /dev/char/195:0 and /dev/char/238:0, which a
+  // container need not have, then opens /dev/nvidia*: every reference's report named those three
+  // as refused, once per program.
+  struct stat info;
+  if (opening && !(flags & O_CREAT) && lstat(path, &info) != 0 && errno == ENOENT) return;
   if (!opening || opens_for_writing(path, flags)) note_refused_write(path, opening);
 }
 
