@@ -138,6 +138,13 @@ def main():
         shutil.rmtree(work)
     work.mkdir(parents=True)
     gpu = has_gpu()
+    # The grader takes the committed course (submission.clean_copy: git archive HEAD): a change not
+    # committed is not what gets checked (a GPU machine's copy of .git can be older than its files).
+    changed = subprocess.run(["git", "-C", str(COURSE), "status", "--porcelain", "--untracked-files=no", "--", "tools",
+                              "tests", "cmake", "chapters", "CMakeLists.txt"], capture_output=True, text=True)
+    if changed.returncode == 0 and changed.stdout.strip():
+        print("check-grade-class: WARNING: the class is graded from the course's HEAD, and these files differ from it "
+              "(commit them, or check a copy without .git):\n" + changed.stdout.rstrip())
     expected = {k: v for k, v in json.loads((FIXTURES / "expected.json").read_text()).items() if not k.startswith("_")}
     chosen = sorted(s for s, e in expected.items() if gpu or args.all or e.get("ci"))
     if args.only:
