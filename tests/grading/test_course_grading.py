@@ -1869,6 +1869,9 @@ int main(int argc, char** argv) {
   /* not there, opened without O_CREAT: no such file whatever Landlock says, not logged (the CUDA
      driver's first try of /dev/char/195:255) */
   say("missing", open("/dev/char/course-no-such-device", O_RDWR));
+  /* the link the CUDA driver makes for each of its devices, udev's name by number (here /dev/null's,
+     1:3): refused, not logged */
+  say("driver-link", symlink("../null", "/dev/char/1:3"));
   /* not refused, not logged */
   say("create-existing", open("/proc/self/status", O_RDONLY | O_CREAT, 0600));
   snprintf(path, sizeof path, "%s/shm-link", argv[1]); say("unlink-link", unlink(path));  /* the link, in the writable folder */
@@ -1912,6 +1915,7 @@ int main(int argc, char** argv) {
                          "proc-dirfd", "link", "mkdir", "mkdirat", "symlink", "rmdir", "thread-self", "thread-cwd"):
                 self.assertEqual(said[what], "Permission denied", what)  # Landlock, as before
             self.assertEqual(said["missing"], "No such file or directory")
+            self.assertNotEqual(said["driver-link"], "ok")
             for what in ("create-existing", "unlink-link", "memfd-reopen", "memfd-write", "pipe-reopen", "file-reopen",
                          "stdout", "stdout-write", "fd-1", "thread-self-fd"):
                 self.assertEqual(said[what], "ok", what)

@@ -48,6 +48,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -497,7 +498,20 @@ static char* refused_setid[kRefusedWritesLogged];
 // Refused like the others but not logged: what the CUDA driver opens for writing in every program
 // and does without (H100, driver 580.159, 2026-11-27: every verdict as before), so that a report's
 // system-call note names what the code under test did, not the driver.
-static int drivers_own_refused_write(const char* path) { return strcmp(path, "/dev/shm/cuda_injection_path_shm") == 0; }
+// So is a link that the driver makes for each of its devices (H100 and H200, driver 580.159,
+// 2026-11-28, once per program): /dev/char/<major>:<minor> (udev's name for a character device),
+// the numbers those of a device the command may write.
+static int drivers_own_refused_write(const char* path) {
+  if (strcmp(path, "/dev/shm/cuda_injection_path_shm") == 0) return 1;
+  unsigned major_number, minor_number;
+  int end = 0;
+  if (sscanf(path, "/dev/char/%u:%u%n", &major_number, &minor_number, &end) != 2 || path[end] != '\0') return 0;
+  for (int i = 0; i < writable_device_count; ++i)
+    if (S_ISCHR(writable_devices[i].st_mode) && major(writable_devices[i].st_rdev) == major_number &&
+        minor(writable_devices[i].st_rdev) == minor_number)
+      return 1;
+  return 0;
+}
 
 // Whether `path` is `folder` or inside it.
 static int inside(const char* path, const char* folder) {
@@ -654,10 +668,7 @@ static void note_path(const struct seccomp_notif* request, int dirfd, const char
   const char* path = resolved > 0 ? seen : given;
   if (!inside(path, "/proc") && !inside(path, "/dev") && !inside(path, COURSE_SANDBOX_DEVICES)) return;  // (no stat of any other path)
   // A file that is not there, opened without O_CREAT: the kernel answers "no such file" whatever
-  // Landlock says, so nothing was refused. The CUDA driver (H100, driver 580, 2026-11-28) first
-  // tries its devices by number, /dev/char/195:255, /dev/char/195:0 and /dev/char/238:0, which a
-  // container need not have, then opens /dev/nvidia*: every reference's report named those three
-  // as refused, once per program.
+  // Landlock says, so nothing was refused.
   struct stat info;
   if (opening && !(flags & O_CREAT) && lstat(path, &info) != 0 && errno == ENOENT) return;
   if (!opening || opens_for_writing(path, flags)) note_refused_write(path, opening);
