@@ -14,6 +14,7 @@
 #include <chrono>
 #include <functional>
 #include <limits>
+#include <map>
 #include <optional>
 #include <regex>
 #include <set>
@@ -1429,6 +1430,33 @@ TEST(PerfCheck, LineNamesMeasuredBaselineRatioAndRequirement) {
   const std::string line = course::perf_line(check, 1.0);
   EXPECT_EQ(line, "[  PERF    ] transpose: 1500.0 GB/s = 0.500 x copy peak (3000.0 GB/s); required >= 0.750");
   EXPECT_NE(course::perf_line(check, 0.5).find("required >= 0.375"), std::string::npos);
+}
+
+// The graders read the judge's perf line and diagnosis in GoogleTest's record, not in the printed
+// output (tools/course_grading/results.py, judge_perf_lines): code under test prints too.
+TEST(PerfCheck, TheLineAndDiagnosisAreRecorded) {
+  course::PerfCheck check;
+  check.what = "transpose";
+  check.measured = 2900;
+  check.unit = "GB/s";
+  check.baseline = 3000;
+  check.baseline_name = "copy peak";
+  check.required_ratio = 0.75;
+  check.fresh_inputs_not_needed = "the test's own";
+  check.verify_timed_output(::testing::AssertionSuccess());
+  check.diagnosis = {"stores coalesced"};
+  EXPECT_TRUE(course::meets_ratio(check));
+  const ::testing::TestResult* result = ::testing::UnitTest::GetInstance()->current_test_info()->result();
+  std::map<std::string, std::string> recorded;
+  for (int i = 0; i < result->test_property_count(); ++i)
+    recorded[result->GetTestProperty(i).key()] = result->GetTestProperty(i).value();
+  EXPECT_EQ(recorded["perf_line_1"], course::perf_line(check, course::perf_threshold_scale()));
+  EXPECT_EQ(recorded["diagnosis_1"], "transpose: stores coalesced");
+  check.what = "transpose again";  // a second measurement of the same test: the next number
+  EXPECT_TRUE(course::meets_ratio(check));
+  for (int i = 0; i < result->test_property_count(); ++i)
+    recorded[result->GetTestProperty(i).key()] = result->GetTestProperty(i).value();
+  EXPECT_EQ(recorded["perf_line_2"], course::perf_line(check, course::perf_threshold_scale()));
 }
 
 TEST(PerfCheck, LineSaysWhenTheTimingCannotCount) {

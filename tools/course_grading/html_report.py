@@ -88,7 +88,7 @@ def unscored(results):
     the student's, or without a points file."""
     entries = []
     for r in results:
-        text = R.perf_line(r.output)
+        text = R.judge_perf_line(r)
         text = (text + "\n") if text else ""
         if r.outcome == "failed":
             text += "\n".join([r.reason, *R.gist(r.output, lines=12)])

@@ -31,6 +31,14 @@ class TestResult:
     reason: str = ""  # why it failed or was skipped, in one line
     labels: list = field(default_factory=list)
     timeout: float = 0.0
+    # What GoogleTest's record of the case says, where the grader read one (None: no record read: a
+    # crash, a time limit, a test judged by its exit status alone): its failures' messages, and the
+    # properties the judge recorded (course/perf.h: perf_line:<what>, diagnosis:<what>). The judge's
+    # words are read there, not in the printed output, which code under test writes too (a printed
+    # "out of memory" had a wrong answer judged again alone; a printed perf line was shown as the
+    # measurement: an adversarial review, 2026-11-28). See judge_text.
+    recorded: object = None
+    properties: dict = field(default_factory=dict)
 
     @property
     def parts(self):
@@ -249,10 +257,35 @@ def _skip_message(case):
     return re.sub(r"^[^\n]*?:\d+\n?", "", message).strip() or message.strip()
 
 
-def read_record(path):
+def _case_words(case):
+    """(its failures' messages, {property: value}) of a <testcase> of GoogleTest's record: what the
+    judge said of the case. Properties are <property> elements (GoogleTest 1.10 and later) or, in
+    older records, the case's own attributes beyond GoogleTest's."""
+    text = "\n".join((f.get("message") or "") for f in case.findall("failure"))
+    properties = {k: v for k, v in case.attrib.items() if k.startswith(("perf_line", "diagnosis"))}
+    for node in case.iter("property"):
+        if node.get("name"):
+            properties[node.get("name")] = node.get("value", "")
+    return text, properties
+
+
+def _record_words(root):
+    """(failure messages, properties) of the cases that ran in a record's root, or (None, {})."""
+    if root is None:
+        return None, {}
+    texts, properties = [], {}
+    for case in root.iter("testcase"):
+        if case.get("status", "run") == "run":
+            text, found = _case_words(case)
+            texts += [text] if text else []
+            properties.update(found)
+    return "\n".join(texts), properties
+
+
+def read_record(path, root=None):
     """(outcome, reason) of GoogleTest's XML record of one selected case: passed, failed, skipped,
-    or missing (no record, or no case in it)."""
-    root = _parse_report(path)
+    or missing (no record, or no case in it). `root`: the record already parsed."""
+    root = _parse_report(path) if root is None else root
     if root is None:
         return "missing", ""
     cases = [c for c in root.iter("testcase") if c.get("status", "run") == "run"]
@@ -304,9 +337,12 @@ def read_junit(path, properties=None, reports=None):
             outcome, reason = "failed", _failure_reason(name, message, output, seconds, timeout)
         else:
             outcome, reason = "skipped", _skip_reason(output)
+        recorded, recorded_properties = None, {}
         if reports is not None and judged_by_record(name):
-            outcome, reason = agree(outcome, reason, output, read_record(report_file(reports, name)))
-        results.append(TestResult(name, outcome, output, seconds, reason, labels, timeout))
+            root = _parse_report(report_file(reports, name))
+            outcome, reason = agree(outcome, reason, output, read_record(None, root) if root is not None else ("missing", ""))
+            recorded, recorded_properties = _record_words(root)
+        results.append(TestResult(name, outcome, output, seconds, reason, labels, timeout, recorded, recorded_properties))
     return results
 
 
@@ -333,9 +369,11 @@ def batch_cases(build_dir, ctest="ctest", env=None, cwd=None, queues=None):
     return batches
 
 
-def read_case_records(path):
+def read_case_records(path, words=None):
     """GoogleTest's record of a program that ran several cases: [(Suite.Case, outcome, seconds,
-    message)] in the order they ran (passed, failed, skipped), or None without a readable record."""
+    message)] in the order they ran (passed, failed, skipped), or None without a readable record.
+    With `words` (a dict), what the judge said of each case goes there too: {Suite.Case: (failure
+    messages, properties)} (_case_words)."""
     root = _parse_report(path)
     if root is None:
         return None
@@ -343,6 +381,8 @@ def read_case_records(path):
     for suite in root.iter("testsuite"):
         for case in suite.iter("testcase"):
             name = f"{suite.get('name', '')}.{case.get('name', '')}"
+            if words is not None:
+                words[name] = _case_words(case)
             if case.get("status", "run") != "run":
                 records.append((name, "skipped", 0.0, "did not run"))
             elif case.findall("failure"):
@@ -391,7 +431,8 @@ def judge_batch(batch, cases, properties=None, reports=None, batch_queues=None):
     or that left no record (a crash, a time limit), run alone. So every failure is judged as the presets judge it: in
     a process where nothing ran before it."""
     properties = properties or {}
-    records = read_case_records(report_file(reports, batch.name)) if reports is not None else None
+    said = {}  # {Suite.Case: (failure messages, properties)}: the judge's words of each case
+    records = read_case_records(report_file(reports, batch.name), said) if reports is not None else None
     if not records:
         return [], [], list(cases)
     outcomes = {outcome for _, outcome, _, _ in records}
@@ -427,12 +468,12 @@ def judge_batch(batch, cases, properties=None, reports=None, batch_queues=None):
                 # next "[ RUN      ]" it may have printed itself before the judge's lines (which
                 # hid a replay's NOT A MEASUREMENT from breach: an adversarial review, 2026-11-28).
                 stood.append(TestResult(name, outcome, _case_output(batch.output, case, to_the_end=True), seconds,
-                                        "Failed", labels, timeout))
+                                        "Failed", labels, timeout, *said.get(case, ("", {}))))
             else:
                 alone.append(name)
             break
         stood.append(TestResult(name, outcome, _case_output(batch.output, case), seconds,
-                                message if machine_skip else "", labels, timeout))
+                                message if machine_skip else "", labels, timeout, *said.get(case, ("", {}))))
     judged = {r.name for r in stood} | set(alone)
     return stood, [c for c in cases if c not in judged], alone
 
@@ -485,6 +526,40 @@ def perf_line(output):
     return lines[-1] if lines else ""
 
 
+def judge_text(result):
+    """The judge's own words of a case: the failure messages of GoogleTest's record where the grader
+    read one, else (no record: a crash, a time limit) what the program printed."""
+    return result.output if result.recorded is None else result.recorded
+
+
+def _recorded(result, key):
+    """The values of the record's properties named `key` or `key_N`, in the order recorded."""
+    return [v for k, v in result.properties.items() if k == key or k.startswith((key + "_", key + ":"))]
+
+
+def judge_perf_lines(result):
+    """The judge's perf lines of a case (without their `[  PERF    ] ` tag): the record's
+    perf_line properties where the grader read a record, else the printed ones (perf_lines)."""
+    if result.recorded is None:
+        return perf_lines(result.output)
+    return [re.sub(r"^\[  PERF    \] ", "", line) for line in _recorded(result, "perf_line")]
+
+
+def judge_perf_line(result):
+    """The judge's last perf line of a case (see judge_perf_lines), or ""."""
+    lines = judge_perf_lines(result)
+    return lines[-1] if lines else ""
+
+
+def judge_diagnosis(result):
+    """The judge's diagnosis of a case (see diagnosis_line): the record's last diagnosis property
+    where the grader read a record, else the printed one."""
+    if result.recorded is None:
+        return diagnosis_line(result.output)
+    lines = _recorded(result, "diagnosis")
+    return lines[-1] if lines else ""
+
+
 def diagnosis_line(output):
     """The judge's diagnosis line of a test's output (`[ DIAGNOSIS] <what>: <sentences>`,
     course/diagnosis.h, without its tag): the judge prints it right after its perf line, once code
@@ -521,7 +596,7 @@ def summary(results, label, reports):
             required_failed |= r.outcome == "failed"
         if r.outcome == "skipped" and r.reason not in skips:
             skips.append(r.reason)
-        line = perf_line(r.output)
+        line = judge_perf_line(r)
         if line:
             perf.append(f"  {r.outcome.upper()}: {line}")
         if r.outcome == "failed":
@@ -565,7 +640,7 @@ def breach(result):
         return "breaks the code policy (see CodePolicy)"
     if result.reason.startswith("Tampered"):
         return "forged a verdict (see the tests marked Tampered)"
-    if any("NOT A MEASUREMENT: the timed calls left a wrong result" in line for line in perf_lines(result.output)):
+    if any("NOT A MEASUREMENT: the timed calls left a wrong result" in line for line in judge_perf_lines(result)):
         return "left wrong results only when timed: a result remembered or replayed (see " + result.suite + ")"
     return ""
 
@@ -596,10 +671,10 @@ def score(results, points):
         else:
             passed = r.outcome == "passed"
             entry.update(score=value if passed else 0, max_score=value)
-            text = perf_line(r.output)
+            text = judge_perf_line(r)
             text = (text + "\n") if text else ""
-            if diagnosis_line(r.output):
-                text += f"[ DIAGNOSIS] {diagnosis_line(r.output)}\n"
+            if judge_diagnosis(r):
+                text += f"[ DIAGNOSIS] {judge_diagnosis(r)}\n"
             if not passed:
                 text += "\n".join([r.reason, *gist(r.output, lines=12)])
             entry["output"] = text
@@ -676,7 +751,7 @@ def fault(result):
         return "tampered"
     if reason.startswith("Did not start"):
         return "did not start"
-    named = _CUDA_ERROR.search(result.output)
+    named = _CUDA_ERROR.search(judge_text(result))
     if named:
         return named.group(1)
     if reason.startswith("Crashed") or reason.endswith(": the test process crashed"):
@@ -712,18 +787,18 @@ def shared_fault(result):
     a test skipped for want of free device memory (MEMORY_SKIP)."""
     if result.outcome == "skipped":  # the recorded reason only: the output is the program's to print
         return MEMORY_SKIP.search(result.reason) is not None
-    return result.outcome == "failed" and (_worse_shared_fault(result) or PERF_SHORTFALL.search(result.output) is not None)
+    return result.outcome == "failed" and (_worse_shared_fault(result) or PERF_SHORTFALL.search(judge_text(result)) is not None)
 
 
 def perf_shortfall_only(result):
     """Whether a failed test's only fault that a neighbour could have caused is a perf test's
     shortfall (PERF_SHORTFALL): no time limit, stop, out of memory or failed launch among them."""
-    return result.outcome == "failed" and not _worse_shared_fault(result) and PERF_SHORTFALL.search(result.output) is not None
+    return result.outcome == "failed" and not _worse_shared_fault(result) and PERF_SHORTFALL.search(judge_text(result)) is not None
 
 
 def _worse_shared_fault(result):
     """A neighbour's fault beyond a shortfall: SHARED_FAULTS, or "out of memory" in the output."""
-    return fault(result) in SHARED_FAULTS or "out of memory" in result.output
+    return fault(result) in SHARED_FAULTS or "out of memory" in judge_text(result)
 
 
 # What ctest puts in place of the middle of an output over its limit (grading.test's

@@ -667,10 +667,6 @@ static void note_path(const struct seccomp_notif* request, int dirfd, const char
   if (resolved == 0) return;
   const char* path = resolved > 0 ? seen : given;
   if (!inside(path, "/proc") && !inside(path, "/dev") && !inside(path, COURSE_SANDBOX_DEVICES)) return;  // (no stat of any other path)
-  // A file that is not there, opened without O_CREAT: the kernel answers "no such file" whatever
-  // Landlock says, so nothing was refused.
-  struct stat info;
-  if (opening && !(flags & O_CREAT) && lstat(path, &info) != 0 && errno == ENOENT) return;
   if (!opening || opens_for_writing(path, flags)) note_refused_write(path, opening);
 }
 

@@ -77,11 +77,31 @@ std::string perf_line(const PerfCheck& c, double scale) {
   return line;
 }
 
+namespace {
+// `base`_N, N one more than the properties of that name the running test has recorded.
+std::string next_property_name(const std::string& base) {
+  int count = 0;
+  const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  if (test != nullptr)
+    for (int i = 0; i < test->result()->test_property_count(); ++i)
+      count += std::string(test->result()->GetTestProperty(i).key()).rfind(base + "_", 0) == 0;
+  return base + "_" + std::to_string(count + 1);
+}
+}  // namespace
+
 ::testing::AssertionResult meets_ratio(const PerfCheck& c) {
   const double scale = perf_threshold_scale();
-  std::printf("%s\n", perf_line(c, scale).c_str());
+  const std::string line = perf_line(c, scale);
+  std::printf("%s\n", line.c_str());
   if (!c.diagnosis.empty()) std::printf("[ DIAGNOSIS] %s: %s\n", c.what.c_str(), joined_diagnosis(c).c_str());
   std::fflush(stdout);
+  // In the record too, where the graders read them (tools/course_grading/results.py,
+  // judge_perf_lines): printed text is anybody's, code under test prints too.
+  // Numbered (a test may measure twice), names that are XML names (GoogleTest before 1.10 wrote
+  // them as attributes).
+  ::testing::Test::RecordProperty(next_property_name("perf_line"), line);
+  if (!c.diagnosis.empty())
+    ::testing::Test::RecordProperty(next_property_name("diagnosis"), c.what + ": " + joined_diagnosis(c));
   ::testing::Test::RecordProperty("measured", std::to_string(c.measured) + " " + c.unit);
   ::testing::Test::RecordProperty("baseline", std::to_string(c.baseline) + " " + c.unit);
   ::testing::Test::RecordProperty("required_ratio", std::to_string(c.required_ratio * scale));
