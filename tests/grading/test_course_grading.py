@@ -6,6 +6,7 @@ handling of submissions. No GPU, no build: run by the test workflow (label unit)
     python3 tests/grading/test_course_grading.py
 """
 import contextlib
+import errno
 import csv
 import importlib.machinery
 import importlib.util
@@ -22,6 +23,7 @@ import threading
 import time
 import types
 import unittest
+from unittest import mock
 
 HERE = pathlib.Path(__file__).resolve().parent
 COURSE = HERE.parent.parent
@@ -182,6 +184,49 @@ class JudgeRecord(unittest.TestCase):
         for name in ("student.06-transpose.Build.Compiles", "student.06-transpose.CodePolicy.X",
                      "fixture.cached.06-transpose.CodePolicy.X", "unit.support.Settings.X"):
             self.assertFalse(R.judged_by_record(name), name)
+
+
+class ScratchCap(unittest.TestCase):
+    """Found by an adversarial review (2026-11-28): fallocate in the scratch folder filled the disk
+    that holds every grading's folder, and a classmate's passing program then left an empty
+    record. Each grading's scratch folder is now a file system of its own (grading.cap_scratch)."""
+
+    def workspace(self, folder, name):
+        ws = G.Workspace(pathlib.Path(folder) / name)
+        ws.scratch.mkdir(parents=True)
+        return ws
+
+    def test_a_full_scratch_folder_is_its_own_grading_s_only(self):
+        with tempfile.TemporaryDirectory() as folder, mock.patch.dict(os.environ, {"COURSE_SCRATCH_GIB": "0.01"}):
+            one, other = self.workspace(folder, "one"), self.workspace(folder, "other")
+            for ws in (one, other):
+                if not G.cap_scratch(ws).endswith("(a tmpfs of its own)"):
+                    G.remove_tree(folder)
+                    self.skipTest(f"the scratch folder cannot be capped here: {ws.scratch_cap}")
+            self.assertEqual(one.scratch_cap, "0.01 GiB (a tmpfs of its own)")
+            try:
+                with open(one.scratch / "filler", "wb") as filler:
+                    with self.assertRaises(OSError) as full:
+                        os.posix_fallocate(filler.fileno(), 0, 1 << 30)
+                self.assertEqual(full.exception.errno, errno.ENOSPC)
+                with open(one.scratch / "more", "wb") as more, self.assertRaises(OSError):
+                    more.write(b"x" * (20 << 20))
+                    more.flush()
+                (other.scratch / "record.xml").write_bytes(b"<testsuites/>" * 1000)  # the classmate's
+                self.assertEqual(len((other.scratch / "record.xml").read_bytes()), 13000)
+            finally:
+                G.remove_tree(folder)
+            self.assertEqual(G._mount_points_under(folder), [])
+            self.assertFalse(pathlib.Path(folder, "one").exists())
+
+    def test_the_cap_is_a_size_or_none(self):
+        ws = G.Workspace(pathlib.Path("/nonexistent"))
+        with mock.patch.dict(os.environ, {"COURSE_SCRATCH_GIB": "0"}):
+            self.assertEqual(G.cap_scratch(ws), "not capped (COURSE_SCRATCH_GIB=0)")
+        with mock.patch.dict(os.environ, {"COURSE_SCRATCH_GIB": "lots"}), self.assertRaises(ValueError):
+            G.scratch_limit_bytes()
+        with mock.patch.dict(os.environ, {"COURSE_SCRATCH_GIB": ""}):
+            self.assertEqual(G.scratch_limit_bytes(), G.DEFAULT_SCRATCH_GIB << 30)
 
 
 class JudgeWords(unittest.TestCase):
@@ -1208,7 +1253,10 @@ class Submissions(unittest.TestCase):
             upload = root / "upload"
             upload.mkdir()
             (upload / "transpose.cu").write_text("// mine\n")
-            taken, _ = G.take(ws, upload, ["06-transpose"])
+            try:
+                taken, _ = G.take(ws, upload, ["06-transpose"])
+            finally:
+                G.unmount_under(ws.root)  # (its scratch folder's own file system, where it may mount one)
             self.assertEqual(taken, [pathlib.Path("chapters/06-transpose/transpose.cu")])
             self.assertEqual(list(ws.root.glob("ctest-*")), [])
 

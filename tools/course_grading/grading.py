@@ -18,7 +18,9 @@ A Workspace is one grading's folder:
     bin/            course-sandbox (tools/course_grading/sandbox.c, compiled here)
     sandbox.args    the test sandbox's options (written by the grader, read by course-sandbox)
     tmp/, home/     the build's temporary and home folders
-    scratch/        all that test programs may write: tmp, home, CUDA's cache, records/
+    scratch/        all that test programs may write: tmp, home, CUDA's cache, records/; a
+                    file system of its own where the grader may mount one (cap_scratch: its
+                    size is the most a submission's programs can write, COURSE_SCRATCH_GIB)
 """
 import collections
 import contextlib
@@ -52,6 +54,8 @@ class Workspace:
     # list, "learn" lets them run and logs them, "off" installs no filter. Either way the log is
     # written by the sandbox's supervisor, a process the test program cannot reach.
     syscalls: str = "enforce"
+    # How the scratch folder is bounded (cap_scratch): "2 GiB (a tmpfs of its own)", or why not.
+    scratch_cap: str = ""
 
     @property
     def course(self):
@@ -224,11 +228,75 @@ def test_environment(env):
     return {k: v for k, v in env.items() if k in TEST_ENVIRONMENT or k.startswith(TEST_ENVIRONMENT_PREFIXES)}
 
 
+# The scratch folder's cap (cap_scratch), in GiB: COURSE_SCRATCH_GIB in the grader's environment;
+# 0 leaves it uncapped. Two by default: the references write a few megabytes (records, CUDA's
+# cache), and a tmpfs holds what is written in memory, so a class of 8 at a time that all fill
+# theirs takes 16 GiB at most.
+DEFAULT_SCRATCH_GIB = 2
+
+
+def scratch_limit_bytes():
+    """The scratch folder's cap in bytes (COURSE_SCRATCH_GIB), 0 for none."""
+    text = os.environ.get("COURSE_SCRATCH_GIB", "").strip() or str(DEFAULT_SCRATCH_GIB)
+    try:
+        gib = float(text)
+    except ValueError:
+        raise ValueError(f"COURSE_SCRATCH_GIB={text!r}: a size in GiB (0: no cap)") from None
+    return int(gib * 2**30) if gib > 0 else 0
+
+
+def cap_scratch(ws):
+    """Bounds what the test programs can write by construction: a file system of its own, a tmpfs
+    of COURSE_SCRATCH_GIB (nosuid, nodev), mounted on the (new, empty) scratch folder. Found by an
+    adversarial review (2026-11-28): fallocate in the scratch folder filled the disk that holds
+    every grading's folder, and a classmate's passing program then left an empty record (judged
+    Tampered). With its own file system a grading that fills it fails only its own tests. Needs
+    the right to mount (root, as on the GPU machines); without it the folder stays on the disk,
+    and ws.scratch_cap says why. Returns ws.scratch_cap."""
+    limit = scratch_limit_bytes()
+    if not limit:
+        ws.scratch_cap = "not capped (COURSE_SCRATCH_GIB=0)"
+    elif os.geteuid() != 0:
+        ws.scratch_cap = "not capped: mounting a file system of its own needs root"
+    else:
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={limit},mode=0755,nosuid,nodev", "course-scratch",
+                               str(ws.scratch)], stdin=subprocess.DEVNULL, capture_output=True, text=True)
+        ws.scratch_cap = (f"{limit / 2**30:g} GiB (a tmpfs of its own)" if done.returncode == 0 else
+                          f"not capped: mount: {(done.stderr or done.stdout).strip()[:200]}")
+    return ws.scratch_cap
+
+
+def _mount_points_under(folder):
+    """The mount points at or under `folder` (this process's mount namespace), deepest first."""
+    root = os.path.realpath(folder)
+    points = []
+    try:
+        lines = pathlib.Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return []
+    for line in lines:
+        fields = line.split(" ")
+        if len(fields) > 4:  # (mountinfo escapes a space, tab, newline and backslash in octal)
+            point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4])
+            if point == root or point.startswith(root.rstrip("/") + "/"):
+                points.append(point)
+    return sorted(set(points), key=len, reverse=True)
+
+
+def unmount_under(folder):
+    """Detaches every file system mounted at or under `folder` (a grading's capped scratch folder),
+    deepest first; those it may not detach stay."""
+    for point in _mount_points_under(folder):
+        subprocess.run(["umount", "-l", point], stdin=subprocess.DEVNULL, capture_output=True)
+
+
 def remove_tree(folder):
     """Removes `folder` and all in it, however deep: a test program can make a tree of thousands of
     nested folders in its scratch folder in a second, on which shutil.rmtree raises RecursionError,
-    ignore_errors or not (an adversarial review, 2026-11-28: the worker's next grading would fail)."""
+    ignore_errors or not (an adversarial review, 2026-11-28: the worker's next grading would fail).
+    A file system mounted in it (cap_scratch) is detached first."""
     folder = pathlib.Path(folder)
+    unmount_under(folder)
     try:
         shutil.rmtree(folder, ignore_errors=True)
     except RecursionError:
@@ -247,6 +315,7 @@ def take(ws, submission, chapters):
     for folder in (unpacked, ws.scratch, ws.root / "tmp", ws.root / "home"):
         remove_tree(folder)
         folder.mkdir()
+    cap_scratch(ws)  # a file system of its own, new for each submission
     # Nor its ctest logs and reports: a phase that does not run for this one (no case left to run
     # one by one) would otherwise leave the earlier submission's log in this one's ctest.log.
     for earlier in ws.root.glob("ctest-*"):
