@@ -135,7 +135,9 @@ def main():
     args = parser.parse_args()
     work = pathlib.Path(args.work or tempfile.mkdtemp(prefix="class-check-")).resolve()
     if work.exists():
-        shutil.rmtree(work)
+        sys.path.insert(0, str(COURSE / "tools"))
+        from course_grading import grading  # (remove_tree: an earlier check's scratch folders are mounted)
+        grading.remove_tree(work)
     work.mkdir(parents=True)
     gpu = has_gpu()
     # The grader takes the committed course (submission.clean_copy: git archive HEAD): a change not
