@@ -203,8 +203,19 @@ class ScratchCap(unittest.TestCase):
                 if not G.cap_scratch(ws).endswith("(a tmpfs of its own)"):
                     G.remove_tree(folder)
                     self.skipTest(f"the scratch folder cannot be capped here: {ws.scratch_cap}")
-            self.assertEqual(one.scratch_cap, "0.01 GiB (a tmpfs of its own)")
+            self.assertEqual(one.scratch_cap, f"0.01 GiB, {G.SCRATCH_INODES} files (a tmpfs of its own)")
             try:
+                # Empty files cost no data but the node's memory (an adversarial review, 2026-11-28):
+                # their number is capped too.
+                made = 0
+                with self.assertRaises(OSError) as out_of_inodes:
+                    while made <= G.SCRATCH_INODES:
+                        (one.scratch / f"e{made}").touch()
+                        made += 1
+                self.assertEqual(out_of_inodes.exception.errno, errno.ENOSPC)
+                self.assertLessEqual(made, G.SCRATCH_INODES)
+                for name in range(made):
+                    (one.scratch / f"e{name}").unlink()
                 with open(one.scratch / "filler", "wb") as filler:
                     with self.assertRaises(OSError) as full:
                         os.posix_fallocate(filler.fileno(), 0, 1 << 30)
@@ -288,6 +299,55 @@ class JudgeWords(unittest.TestCase):
         self.assertIsNone(crashed.recorded)
         self.assertEqual(R.fault(crashed), "cudaErrorMemoryAllocation")
         self.assertTrue(R.judge_perf_line(crashed).startswith("transpose_tiled 8192x8192: 2900.0 GB/s"))
+
+    def test_names_recorded_before_the_judges_do_not_take_its_place(self):
+        """Found by an adversarial review (2026-11-28): names the code under test recorded first
+        (perf_line_3, then perf_line_z) put its own line after the judge's. The judge now names its
+        next one past the highest (course/perf.h), and only key_N names count, in the order recorded."""
+        judge = self.LINE.replace("; NOT A MEASUREMENT: the timed calls left a wrong result", "")
+        record = RECORD.format(result="completed", inner=(
+            '<failure message="bad"/><properties>'
+            '<property name="perf_line_99" value="[  PERF    ] mine: 9999.0 GB/s"/>'
+            '<property name="perf_line_z" value="[  PERF    ] mine too"/>'
+            f'<property name="perf_line_100" value="{judge}"/></properties>'))
+        result = self.result("fail", record, "")
+        self.assertTrue(R.judge_perf_line(result).startswith("transpose_tiled 8192x8192: 1000.0 GB/s"), result.properties)
+        self.assertEqual(len(R.judge_perf_lines(result)), 2)
+
+    def test_a_record_with_a_byte_that_is_not_utf8_is_still_read(self):
+        """Found by an adversarial review (2026-11-28): an exception's text with one byte that is not
+        UTF-8, copied into the record by GoogleTest, made the record unreadable: the printed words
+        counted again, and in a batch every case ran alone."""
+        record = RECORD.format(result="completed", inner='<failure message="C++ exception with description &quot;\udcff&quot;"/>')
+        data = record.encode("utf-8", errors="surrogateescape")
+        with tempfile.TemporaryDirectory() as folder:
+            path = pathlib.Path(folder) / "r.xml"
+            path.write_bytes(data)
+            self.assertIsNotNone(R._parse_report(path))
+        with tempfile.TemporaryDirectory() as folder:
+            reports = pathlib.Path(folder)
+            junit = reports / "ctest.xml"
+            junit.write_text(f'<testsuite><testcase name="{self.NAME}" status="fail"><system-out>'
+                             'cudaErrorMemoryAllocation: out of memory</system-out></testcase></testsuite>')
+            R.report_file(reports, self.NAME).write_bytes(data)
+            (result,) = R.read_junit(junit, reports=reports)
+            self.assertEqual(result.outcome, "failed")
+            self.assertIsNotNone(result.recorded)
+            self.assertFalse(R.shared_fault(result))  # the printed words are not read
+            # A record that cannot be read at all is no record, and its printed words are not the judge's.
+            R.report_file(reports, self.NAME).write_text("<testsuites><testcase")
+            (result,) = R.read_junit(junit, reports=reports)
+            self.assertEqual((result.recorded, R.shared_fault(result)), ("", False))
+
+    def test_the_judges_fault_and_shortfall_properties(self):
+        oom = self.result("fail", RECORD.format(result="completed", inner=(
+            '<failure message="C++ exception with description &quot;no&quot; thrown in the test body."/>'
+            '<properties><property name="fault_1" value="cudaErrorMemoryAllocation"/></properties>')), "")
+        self.assertEqual(R.fault(oom), "cudaErrorMemoryAllocation")
+        self.assertTrue(R.shared_fault(oom))
+        short = self.result("fail", RECORD.format(result="completed", inner=(
+            '<failure message="t.cpp:9 short"/><properties><property name="shortfall_1" value="transpose"/></properties>')), "")
+        self.assertTrue(R.shared_fault(short) and R.perf_shortfall_only(short))
 
     def test_a_batch_passes_each_case_its_own_words(self):
         line = "[  PERF    ] one: 2.0 GB/s = 1.000 x p (2.0 GB/s); required &gt;= 0.500"

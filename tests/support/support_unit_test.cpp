@@ -1457,6 +1457,32 @@ TEST(PerfCheck, TheLineAndDiagnosisAreRecorded) {
   for (int i = 0; i < result->test_property_count(); ++i)
     recorded[result->GetTestProperty(i).key()] = result->GetTestProperty(i).value();
   EXPECT_EQ(recorded["perf_line_2"], course::perf_line(check, course::perf_threshold_scale()));
+  // A name recorded before the judge's (by code under test: an adversarial review, 2026-11-28) never
+  // takes its place: the judge's next one is one more than the highest.
+  ::testing::Test::RecordProperty("perf_line_7", "a line of its own");
+  ::testing::Test::RecordProperty("perf_line_z", "another");
+  EXPECT_EQ(course::next_property_name("perf_line"), "perf_line_8");
+  EXPECT_EQ(course::next_property_name("shortfall"), "shortfall_1");
+  // A measurement that counts and falls short says so in the record (shortfall_N), one that
+  // passes does not.
+  EXPECT_EQ(recorded.count("shortfall_1"), 0u);
+  check.measured = 100;
+  EXPECT_FALSE(course::meets_ratio(check));
+  recorded.clear();
+  for (int i = 0; i < result->test_property_count(); ++i)
+    recorded[result->GetTestProperty(i).key()] = result->GetTestProperty(i).value();
+  EXPECT_EQ(recorded["shortfall_1"], "transpose again");
+  EXPECT_EQ(recorded["perf_line_8"], course::perf_line(check, course::perf_threshold_scale()));
+}
+
+// A CUDA call of the judge's that fails leaves the judge's own word in the record (fault_N: the
+// error's name), where the graders look for a fault a neighbour could cause (results.py, fault).
+TEST(CudaCheck, AFailedCallIsRecordedAsAFault) {
+  EXPECT_THROW(CUDA_CHECK(cudaErrorMemoryAllocation), course::CudaError);
+  const ::testing::TestResult* result = ::testing::UnitTest::GetInstance()->current_test_info()->result();
+  ASSERT_EQ(result->test_property_count(), 1);
+  EXPECT_STREQ(result->GetTestProperty(0).key(), "fault_1");
+  EXPECT_STREQ(result->GetTestProperty(0).value(), "cudaErrorMemoryAllocation");
 }
 
 TEST(PerfCheck, LineSaysWhenTheTimingCannotCount) {

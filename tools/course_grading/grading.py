@@ -233,6 +233,8 @@ def test_environment(env):
 # cache), and a tmpfs holds what is written in memory, so a class of 8 at a time that all fill
 # theirs takes 16 GiB at most.
 DEFAULT_SCRATCH_GIB = 2
+# Its files and folders at most (the references make a few dozen).
+SCRATCH_INODES = 16384
 
 
 def scratch_limit_bytes():
@@ -259,9 +261,13 @@ def cap_scratch(ws):
     elif os.geteuid() != 0:
         ws.scratch_cap = "not capped: mounting a file system of its own needs root"
     else:
-        done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={limit},mode=0755,nosuid,nodev", "course-scratch",
+        # nr_inodes too: size bounds the data only, and empty files cost the node's memory (an
+        # adversarial review, 2026-11-28: 300,000 empty files in a 1 MiB tmpfs took 383 MB of kernel
+        # memory; the default allows some 16 million on a 128 GiB host).
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={limit},nr_inodes={SCRATCH_INODES},mode=0755,nosuid,nodev",
+                               "course-scratch",
                                str(ws.scratch)], stdin=subprocess.DEVNULL, capture_output=True, text=True)
-        ws.scratch_cap = (f"{limit / 2**30:g} GiB (a tmpfs of its own)" if done.returncode == 0 else
+        ws.scratch_cap = (f"{limit / 2**30:g} GiB, {SCRATCH_INODES} files (a tmpfs of its own)" if done.returncode == 0 else
                           f"not capped: mount: {(done.stderr or done.stdout).strip()[:200]}")
     return ws.scratch_cap
 
@@ -285,9 +291,14 @@ def _mount_points_under(folder):
 
 def unmount_under(folder):
     """Detaches every file system mounted at or under `folder` (a grading's capped scratch folder),
-    deepest first; those it may not detach stay."""
-    for point in _mount_points_under(folder):
-        subprocess.run(["umount", "-l", point], stdin=subprocess.DEVNULL, capture_output=True)
+    deepest first, and again while any is left (two stacked on one path); those it may not detach
+    stay."""
+    for _ in range(8):
+        points = _mount_points_under(folder)
+        if not points:
+            return
+        for point in points:
+            subprocess.run(["umount", "-l", point], stdin=subprocess.DEVNULL, capture_output=True)
 
 
 def remove_tree(folder):

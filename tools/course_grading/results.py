@@ -238,6 +238,13 @@ def _parse_report(path):
     try:
         return ET.fromstring(data)
     except ET.ParseError:
+        pass
+    # GoogleTest copies an exception's text into the record byte for byte: one byte that is not
+    # UTF-8 (thrown by the code under test) made the whole record unreadable, every case of a batch
+    # then ran alone and the printed output was read again (an adversarial review, 2026-11-28).
+    try:
+        return ET.fromstring(data.decode("utf-8", errors="replace"))
+    except ET.ParseError:
         return None
 
 
@@ -262,7 +269,7 @@ def _case_words(case):
     judge said of the case. Properties are <property> elements (GoogleTest 1.10 and later) or, in
     older records, the case's own attributes beyond GoogleTest's."""
     text = "\n".join((f.get("message") or "") for f in case.findall("failure"))
-    properties = {k: v for k, v in case.attrib.items() if k.startswith(("perf_line", "diagnosis"))}
+    properties = {k: v for k, v in case.attrib.items() if k.startswith(("perf_line_", "diagnosis_", "fault_", "shortfall_"))}
     for node in case.iter("property"):
         if node.get("name"):
             properties[node.get("name")] = node.get("value", "")
@@ -339,9 +346,12 @@ def read_junit(path, properties=None, reports=None):
             outcome, reason = "skipped", _skip_reason(output)
         recorded, recorded_properties = None, {}
         if reports is not None and judged_by_record(name):
-            root = _parse_report(report_file(reports, name))
+            path = report_file(reports, name)
+            root = _parse_report(path)
             outcome, reason = agree(outcome, reason, output, read_record(None, root) if root is not None else ("missing", ""))
             recorded, recorded_properties = _record_words(root)
+            if root is None and os.path.lexists(path):
+                recorded = ""  # a record that is no record: its printed words are not the judge's either
         results.append(TestResult(name, outcome, output, seconds, reason, labels, timeout, recorded, recorded_properties))
     return results
 
@@ -533,8 +543,10 @@ def judge_text(result):
 
 
 def _recorded(result, key):
-    """The values of the record's properties named `key` or `key_N`, in the order recorded."""
-    return [v for k, v in result.properties.items() if k == key or k.startswith((key + "_", key + ":"))]
+    """The values of the record's properties named `key`_N, in the order recorded: the judge names
+    each one more than the highest N before it (course/perf.h, next_property_name), so a name the
+    code under test recorded first never takes the judge's place, and the judge's latest is last."""
+    return [v for k, v in result.properties.items() if re.fullmatch(key + r"_\d{1,19}", k)]
 
 
 def judge_perf_lines(result):
@@ -751,6 +763,9 @@ def fault(result):
         return "tampered"
     if reason.startswith("Did not start"):
         return "did not start"
+    judged = _recorded(result, "fault")  # the judge's own word: a CUDA call of its own failed (cuda_check.h)
+    if judged:
+        return judged[0]
     named = _CUDA_ERROR.search(judge_text(result))
     if named:
         return named.group(1)
@@ -787,18 +802,29 @@ def shared_fault(result):
     a test skipped for want of free device memory (MEMORY_SKIP)."""
     if result.outcome == "skipped":  # the recorded reason only: the output is the program's to print
         return MEMORY_SKIP.search(result.reason) is not None
-    return result.outcome == "failed" and (_worse_shared_fault(result) or PERF_SHORTFALL.search(judge_text(result)) is not None)
+    return result.outcome == "failed" and (_worse_shared_fault(result) or _falls_short(result))
 
 
 def perf_shortfall_only(result):
     """Whether a failed test's only fault that a neighbour could have caused is a perf test's
     shortfall (PERF_SHORTFALL): no time limit, stop, out of memory or failed launch among them."""
-    return result.outcome == "failed" and not _worse_shared_fault(result) and PERF_SHORTFALL.search(judge_text(result)) is not None
+    return result.outcome == "failed" and not _worse_shared_fault(result) and _falls_short(result)
 
 
 def _worse_shared_fault(result):
-    """A neighbour's fault beyond a shortfall: SHARED_FAULTS, or "out of memory" in the output."""
-    return fault(result) in SHARED_FAULTS or "out of memory" in judge_text(result)
+    """A neighbour's fault beyond a shortfall: SHARED_FAULTS (the judge's fault_N, or named in the
+    record's failures), or "out of memory" there. A failure's message may carry the code under
+    test's words (an exception's text): such a test is judged again alone too, which costs that
+    submission's own time only, while a neighbour's fault read too narrowly would cost an honest
+    student points."""
+    return (fault(result) in SHARED_FAULTS or any(f in SHARED_FAULTS for f in _recorded(result, "fault"))
+            or "out of memory" in judge_text(result))
+
+
+def _falls_short(result):
+    """A perf test's measurement counted and fell short (the judge's shortfall_N, course/perf.h,
+    or its words in the record's failures)."""
+    return bool(_recorded(result, "shortfall")) or PERF_SHORTFALL.search(judge_text(result)) is not None
 
 
 # What ctest puts in place of the middle of an output over its limit (grading.test's

@@ -1,6 +1,8 @@
 #include "course/perf.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "course/settings.h"
@@ -77,17 +79,23 @@ std::string perf_line(const PerfCheck& c, double scale) {
   return line;
 }
 
-namespace {
-// `base`_N, N one more than the properties of that name the running test has recorded.
 std::string next_property_name(const std::string& base) {
-  int count = 0;
+  // One more than the highest N recorded: the judge's latest word is the highest, whatever else
+  // the code under test may have recorded before it (an adversarial review, 2026-11-28: with the
+  // first free number, names it recorded first put its own line after the judge's).
   const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  long long highest = 0;
+  const std::string prefix = base + "_";
   if (test != nullptr)
-    for (int i = 0; i < test->result()->test_property_count(); ++i)
-      count += std::string(test->result()->GetTestProperty(i).key()).rfind(base + "_", 0) == 0;
-  return base + "_" + std::to_string(count + 1);
+    for (int i = 0; i < test->result()->test_property_count(); ++i) {
+      const std::string key = test->result()->GetTestProperty(i).key();
+      if (key.compare(0, prefix.size(), prefix) != 0 || key.size() == prefix.size() || key.size() > prefix.size() + 18 ||
+          key.find_first_not_of("0123456789", prefix.size()) != std::string::npos)
+        continue;
+      highest = std::max(highest, std::strtoll(key.c_str() + prefix.size(), nullptr, 10));
+    }
+  return prefix + std::to_string(highest + 1);
 }
-}  // namespace
 
 ::testing::AssertionResult meets_ratio(const PerfCheck& c) {
   const double scale = perf_threshold_scale();
@@ -105,7 +113,11 @@ std::string next_property_name(const std::string& base) {
   ::testing::Test::RecordProperty("measured", std::to_string(c.measured) + " " + c.unit);
   ::testing::Test::RecordProperty("baseline", std::to_string(c.baseline) + " " + c.unit);
   ::testing::Test::RecordProperty("required_ratio", std::to_string(c.required_ratio * scale));
-  return evaluate_ratio(c, scale);
+  ::testing::AssertionResult verdict = evaluate_ratio(c, scale);
+  // A measurement that counts and falls short: the one failure of a perf test that a neighbour's
+  // work beside it could cause, which a grader judges again alone (results.py, shared_fault).
+  if (!verdict && why_not_counted(c).empty()) ::testing::Test::RecordProperty(next_property_name("shortfall"), c.what);
+  return verdict;
 }
 
 bool events_agree_with_host(const TimingStats& t) {

@@ -61,6 +61,11 @@ bool events_agree_with_host(const TimingStats& timing);
 /// timed stream, a rate above the ceiling), or "" when it can.
 std::string why_not_counted(const PerfCheck& check);
 
+/// The first `base`_N (N = 1, 2, ...) that the running test has not recorded as a property: the
+/// judge's words in GoogleTest's record (perf_line_N, diagnosis_N, shortfall_N, fault_N), where
+/// the graders read them (tools/course_grading/results.py) instead of the printed output.
+std::string next_property_name(const std::string& base);
+
 /// The one-line report every perf test prints (the grade summary reads it):
 /// "[  PERF    ] <what>: <measured> <unit> = <ratio> x <baseline name> (<baseline> <unit>);
 ///  required >= <ratio>", ending in "; NOT A MEASUREMENT: <why_not_counted>" when it cannot count.
