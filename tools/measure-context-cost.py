@@ -101,10 +101,12 @@ int main(int argc, char** argv) {
 """
 
 
-def run_side_by_side(probe, mode, bytes_, count):
-    """Starts `count` probes at once; (make times, exit times, wall time, free GiB seen) in ms."""
+def run_side_by_side(probe, mode, bytes_, count, env=None):
+    """Starts `count` probes at once (with `env`, else this environment); (make times, exit times,
+    wall time, free GiB seen) in ms."""
     start = time.time() * 1000.0
-    programs = [subprocess.Popen([probe, mode, str(bytes_)], stdout=subprocess.PIPE, text=True) for _ in range(count)]
+    programs = [subprocess.Popen([probe, mode, str(bytes_)], stdout=subprocess.PIPE, text=True, env=env)
+                for _ in range(count)]
     makes, exits, free = [], [], []
     for program in programs:
         out, _ = program.communicate()
@@ -118,14 +120,14 @@ def run_side_by_side(probe, mode, bytes_, count):
     return makes, exits, time.time() * 1000.0 - start, free
 
 
-def measure(probe, args, label):
+def measure(probe, args, label, env=None):
     print(f"{label}: one program at a time, {args.repeats} each (median ms; free GiB the next program saw: min):")
     print(f"{'end':<7} {'holds GiB':>9} {'make':>8} {'exit':>8} {'whole':>8} {'free GiB':>9}")
     for mode in ("plain", "reset", "quick"):
         for held in (0, args.bytes):
             makes, exits, walls, frees = [], [], [], []
             for _ in range(args.repeats):
-                m, e, w, f = run_side_by_side(probe, mode, held, 1)
+                m, e, w, f = run_side_by_side(probe, mode, held, 1, env)
                 makes += m
                 exits += e
                 walls.append(w)
@@ -133,9 +135,9 @@ def measure(probe, args, label):
             print(f"{mode:<7} {held / 2**30:>9.1f} {statistics.median(makes):>8.1f} {statistics.median(exits):>8.1f} "
                   f"{statistics.median(walls):>8.1f} {min(frees[1:] or frees):>9.2f}")
     print(f"\n{label}: K programs started at once (plain end, no memory held): wall ms against K x one")
-    one = statistics.median(run_side_by_side(probe, "plain", 0, 1)[2] for _ in range(max(2, args.repeats // 2)))
+    one = statistics.median(run_side_by_side(probe, "plain", 0, 1, env)[2] for _ in range(max(2, args.repeats // 2)))
     for count in (int(k) for k in args.side_by_side.split(",")):
-        walls = [run_side_by_side(probe, "plain", 0, count)[2] for _ in range(max(2, args.repeats // 2))]
+        walls = [run_side_by_side(probe, "plain", 0, count, env)[2] for _ in range(max(2, args.repeats // 2))]
         wall = statistics.median(walls)
         print(f"K={count:<3} wall {wall:>8.1f}  K x one {count * one:>8.1f}  side by side {count * one / wall:>5.2f}x")
 
@@ -162,14 +164,12 @@ def with_mps(probe, args, folder):
     except (OSError, subprocess.SubprocessError) as error:
         print(f"\nWith MPS: no MPS server here ({error})")
         return
-    saved = dict(os.environ)
-    os.environ.update(env)  # (run_side_by_side starts the probes with this process's environment)
     try:
         print()
         started = time.time()
-        run_side_by_side(probe, "plain", 0, 1)  # the server's own start
+        run_side_by_side(probe, "plain", 0, 1, env)  # the server's own start
         print(f"With MPS: the server started with its first client in {1000 * (time.time() - started):.0f} ms")
-        measure(probe, args, "With MPS")
+        measure(probe, args, "With MPS", env)
         containment(probe, env, "With MPS")
         limited = dict(env, CUDA_MPS_PINNED_DEVICE_MEM_LIMIT="0=2G")
         for size in (1 << 30, 3 << 30):
@@ -177,8 +177,6 @@ def with_mps(probe, args, folder):
             print(f"With MPS: a client limited to 2 GiB allocates {size >> 30} GiB: "
                   f"{done.stdout.strip() or done.stderr.strip()!r}")
     finally:
-        os.environ.clear()
-        os.environ.update(saved)
         subprocess.run(["nvidia-cuda-mps-control"], input="quit\n", text=True, env=env, timeout=60)
         log = folder / "mps-log" / "control.log"
         if log.exists():

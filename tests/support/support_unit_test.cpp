@@ -1418,15 +1418,31 @@ TEST(Diagnosis, ACallIsDiagnosedOnlyWhenAskedFor) {
   EXPECT_EQ(calls, 0);
 }
 
-TEST(PerfCheck, LineNamesMeasuredBaselineRatioAndRequirement) {
+// A check of `what` at `measured` GB/s against a copy peak of 3000 GB/s, 0.75 of it required, its
+// timed output verified.
+course::PerfCheck copy_peak_check(const char* what, double measured) {
   course::PerfCheck check;
-  check.what = "transpose";
-  check.measured = 1500;
+  check.what = what;
+  check.measured = measured;
   check.unit = "GB/s";
   check.baseline = 3000;
   check.baseline_name = "copy peak";
   check.required_ratio = 0.75;
   check.verify_timed_output(::testing::AssertionSuccess());
+  return check;
+}
+
+// The properties the running test has recorded so far, by name.
+std::map<std::string, std::string> recorded_properties() {
+  const ::testing::TestResult* result = ::testing::UnitTest::GetInstance()->current_test_info()->result();
+  std::map<std::string, std::string> recorded;
+  for (int i = 0; i < result->test_property_count(); ++i)
+    recorded[result->GetTestProperty(i).key()] = result->GetTestProperty(i).value();
+  return recorded;
+}
+
+TEST(PerfCheck, LineNamesMeasuredBaselineRatioAndRequirement) {
+  const course::PerfCheck check = copy_peak_check("transpose", 1500);
   const std::string line = course::perf_line(check, 1.0);
   EXPECT_EQ(line, "[  PERF    ] transpose: 1500.0 GB/s = 0.500 x copy peak (3000.0 GB/s); required >= 0.750");
   EXPECT_NE(course::perf_line(check, 0.5).find("required >= 0.375"), std::string::npos);
@@ -1435,27 +1451,16 @@ TEST(PerfCheck, LineNamesMeasuredBaselineRatioAndRequirement) {
 // The graders read the judge's perf line and diagnosis in GoogleTest's record, not in the printed
 // output (tools/course_grading/results.py, judge_perf_lines): code under test prints too.
 TEST(PerfCheck, TheLineAndDiagnosisAreRecorded) {
-  course::PerfCheck check;
-  check.what = "transpose";
-  check.measured = 2900;
-  check.unit = "GB/s";
-  check.baseline = 3000;
-  check.baseline_name = "copy peak";
-  check.required_ratio = 0.75;
+  course::PerfCheck check = copy_peak_check("transpose", 2900);
   check.fresh_inputs_not_needed = "the test's own";
-  check.verify_timed_output(::testing::AssertionSuccess());
   check.diagnosis = {"stores coalesced"};
   EXPECT_TRUE(course::meets_ratio(check));
-  const ::testing::TestResult* result = ::testing::UnitTest::GetInstance()->current_test_info()->result();
-  std::map<std::string, std::string> recorded;
-  for (int i = 0; i < result->test_property_count(); ++i)
-    recorded[result->GetTestProperty(i).key()] = result->GetTestProperty(i).value();
+  std::map<std::string, std::string> recorded = recorded_properties();
   EXPECT_EQ(recorded["perf_line_1"], course::perf_line(check, course::perf_threshold_scale()));
   EXPECT_EQ(recorded["diagnosis_1"], "transpose: stores coalesced");
   check.what = "transpose again";  // a second measurement of the same test: the next number
   EXPECT_TRUE(course::meets_ratio(check));
-  for (int i = 0; i < result->test_property_count(); ++i)
-    recorded[result->GetTestProperty(i).key()] = result->GetTestProperty(i).value();
+  recorded = recorded_properties();
   EXPECT_EQ(recorded["perf_line_2"], course::perf_line(check, course::perf_threshold_scale()));
   // A name recorded before the judge's (by code under test: an adversarial review, 2026-11-28) never
   // takes its place: the judge's next one is one more than the highest.
@@ -1468,9 +1473,7 @@ TEST(PerfCheck, TheLineAndDiagnosisAreRecorded) {
   EXPECT_EQ(recorded.count("shortfall_1"), 0u);
   check.measured = 100;
   EXPECT_FALSE(course::meets_ratio(check));
-  recorded.clear();
-  for (int i = 0; i < result->test_property_count(); ++i)
-    recorded[result->GetTestProperty(i).key()] = result->GetTestProperty(i).value();
+  recorded = recorded_properties();
   EXPECT_EQ(recorded["shortfall_1"], "transpose again");
   EXPECT_EQ(recorded["perf_line_8"], course::perf_line(check, course::perf_threshold_scale()));
 }
@@ -1479,10 +1482,7 @@ TEST(PerfCheck, TheLineAndDiagnosisAreRecorded) {
 // error's name), where the graders look for a fault a neighbour could cause (results.py, fault).
 TEST(CudaCheck, AFailedCallIsRecordedAsAFault) {
   EXPECT_THROW(CUDA_CHECK(cudaErrorMemoryAllocation), course::CudaError);
-  const ::testing::TestResult* result = ::testing::UnitTest::GetInstance()->current_test_info()->result();
-  ASSERT_EQ(result->test_property_count(), 1);
-  EXPECT_STREQ(result->GetTestProperty(0).key(), "fault_1");
-  EXPECT_STREQ(result->GetTestProperty(0).value(), "cudaErrorMemoryAllocation");
+  EXPECT_EQ(recorded_properties(), (std::map<std::string, std::string>{{"fault_1", "cudaErrorMemoryAllocation"}}));
 }
 
 TEST(PerfCheck, LineSaysWhenTheTimingCannotCount) {
