@@ -1310,6 +1310,12 @@ class Submissions(unittest.TestCase):
             # What an earlier grading left: logs of a phase that the next one may not run.
             (ws.root / "ctest-side-by-side-one-by-one.log").write_text("the earlier student's output\n")
             (ws.root / "ctest-side-by-side-one-by-one.xml").write_text("<testsuites/>\n")
+            # And the folder of the multi-GPU tests' ctest on several GPUs (run_every_gpu): a class
+            # on 2 x H200 (2026-11-28) had five gradings fail in 1 s on reused workspaces
+            # ("NOT GRADED"), take() unlinking it as a file.
+            (ws.root / "ctest-every-gpu" / "Testing" / "Temporary").mkdir(parents=True)
+            (ws.root / "ctest-every-gpu" / "CTestTestfile.cmake").write_text("subdirs(\"/elsewhere\")\n")
+            (ws.root / "ctest-every-gpu" / "Testing" / "Temporary" / "LastTest.log").write_text("earlier\n")
             upload = root / "upload"
             upload.mkdir()
             (upload / "transpose.cu").write_text("// mine\n")

@@ -329,8 +329,12 @@ def take(ws, submission, chapters):
     cap_scratch(ws)  # a file system of its own, new for each submission
     # Nor its ctest logs and reports: a phase that does not run for this one (no case left to run
     # one by one) would otherwise leave the earlier submission's log in this one's ctest.log.
+    # (ctest-every-gpu is a folder: the multi-GPU tests' own ctest on several GPUs, run_every_gpu.)
     for earlier in ws.root.glob("ctest-*"):
-        earlier.unlink()
+        if earlier.is_dir() and not earlier.is_symlink():
+            remove_tree(earlier)
+        else:
+            earlier.unlink()
     git_sandbox = confined(ws, write=[unpacked], read=[pathlib.Path(submission).resolve()])
     # The starter files as the earlier submission left them: a file that this one hands in with
     # the same content keeps its time, so that its build stays valid (tools/mutate.py's class:
