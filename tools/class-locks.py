@@ -51,6 +51,7 @@ def snapshot(folder, locks_text=None):
     files = lock_files(folder)
     held = collections.defaultdict(list)  # name -> [(kind, pid)]
     waiting = collections.defaultdict(collections.Counter)  # name -> {kind: count}
+    waiters = collections.defaultdict(list)  # name -> [pid]
     text = locks_text if locks_text is not None else pathlib.Path("/proc/locks").read_text()
     for line in text.splitlines():
         fields = line.split()
@@ -71,6 +72,7 @@ def snapshot(folder, locks_text=None):
         kind = "exclusive" if fields[3] == "WRITE" else "shared"
         if blocked:
             waiting[name][kind] += 1
+            waiters[name].append(pid)
         else:
             held[name].append((kind, pid))
     cache, lines = {}, []
@@ -88,6 +90,13 @@ def snapshot(folder, locks_text=None):
         if waits:
             parts.append("waited for by " + ", ".join(f"{count} {kind}" for kind, count in sorted(waits.items())))
         lines.append(f"  {name}: " + ", ".join(parts))
+        if waits:
+            # Who waits, by program and first case (a class on 2 x H200, 2026-11-28, idled its GPUs
+            # while some 60 programs waited for one context turn: which ones, the counts alone did
+            # not say).
+            kinds = collections.Counter(program(pid, cache).split(" ", 1)[-1] for pid in waiters[name])
+            lines.append("    waiting: " + "; ".join(f"{count} x {what[:70]}" for what, count in kinds.most_common(4))
+                         + (f"; {len(kinds) - 4} more kinds" if len(kinds) > 4 else ""))
     return lines or ["  (no turn file held or waited for)"]
 
 

@@ -1427,11 +1427,13 @@ class ClassLocks(unittest.TestCase):
             "5: POSIX  ADVISORY  WRITE 12 00:2e:999999999 0 EOF",  # not a turn file's
         ])
         lines = class_locks.snapshot(folder, table)
-        self.assertEqual(len(lines), 3, lines)
+        self.assertEqual(len(lines), 5, lines)
         self.assertTrue(lines[0].startswith(f"  gpu-0.turn: held exclusive by {me} "), lines)
         self.assertIn("waited for by 2 shared", lines[0])
-        self.assertEqual(lines[1], "  gpu-0.turn.context: waited for by 1 exclusive")
-        self.assertEqual(lines[2], "  gpu-1.turn: held shared by 2")
+        self.assertTrue(lines[1].startswith("    waiting: "), lines)  # (pids 7 and 8: their programs, or gone)
+        self.assertEqual(lines[2], "  gpu-0.turn.context: waited for by 1 exclusive")
+        self.assertTrue(lines[3].startswith("    waiting: 1 x "), lines)
+        self.assertEqual(lines[4], "  gpu-1.turn: held shared by 2")
         self.assertEqual(class_locks.snapshot(folder, ""), ["  (no turn file held or waited for)"])
 
 
