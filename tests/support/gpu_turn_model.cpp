@@ -12,10 +12,12 @@
 #include "course/gpu_turn.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -47,7 +49,8 @@ int program(const std::string& path, milliseconds work, int measurements, millis
   const auto drain = [] { std::this_thread::sleep_for(milliseconds(3)); };
   if (const char* slice = std::getenv("MODEL_SLICE_MS")) course::keep_priority_for(milliseconds(std::atoi(slice)));
   course::arm_gpu_turn(path, drain);
-  std::this_thread::sleep_for(milliseconds(80));
+  const char* context = std::getenv("MODEL_CONTEXT_MS");  // how long a context takes to make (80 ms)
+  std::this_thread::sleep_for(milliseconds(context ? std::atoi(context) : 80));
   course::context_made();
   course::start_yielding_gpu_turn(drain);
   for (int piece = 0; piece <= measurements; ++piece) {
@@ -74,6 +77,16 @@ int main(int argc, char** argv) {
   const int seconds = std::atoi(argv[2]), per_gpu = std::atoi(argv[3]), of_both = std::atoi(argv[4]);
   const bool check = argc > 5 && std::string(argv[5]) == "--check";
   const std::string first = dir + "/gpu-0.turn", second = dir + "/gpu-1.turn";
+  // The pair's turn files as a grader leaves them (tools/course_grading): MODEL_PAIR=context (its
+  // default: a folder where the gate would be, the pair's context turn made), off (the folder
+  // alone: each program of both GPUs waits for both GPUs' context turns at once), gate (neither:
+  // the programs of both GPUs make the gate and take the priority, COURSE_GPU_TURN_PRIORITY=1).
+  const char* pair_env = std::getenv("MODEL_PAIR");
+  const std::string pair = pair_env ? pair_env : "context";
+  if (pair != "gate") {
+    if (::mkdir((dir + "/gpu-pair.gate").c_str(), 0755) != 0 && errno != EEXIST) return 2;
+    if (pair == "context") std::fclose(std::fopen((dir + "/gpu-pair.context").c_str(), "a"));
+  }
   struct Slot {
     std::string kind, path;
     pid_t pid = -1;

@@ -807,6 +807,42 @@ TEST(GpuTurn, ProgramsOfSeveralGpusMakeTheirContextsOneAtATimeAmongThemselves) {
   files.remove();
 }
 
+// Without the priority (a folder where the pair gate would be: the grader's default), a program of
+// several GPUs makes its context in the pair's context turn all the same, where the grader made
+// that file: waiting for every GPU's context turn at once, it found them all free only once the
+// programs of one GPU ran out (the CPU model with contexts of 300 ms: none of 12 programs of both
+// GPUs ended in 30 s; a class of 16 on 2 x H200, 2026-11-28, idled both GPUs for minutes).
+TEST(GpuTurn, ThePairContextTurnServesWithoutThePriority) {
+  const TwoGpuTurnFiles files("course-gpu-turn-pair-context-alone");
+  const std::string stem = files.first.substr(0, files.first.size() - std::string("0.turn").size());
+  ASSERT_EQ(::mkdir((stem + "pair.gate").c_str(), 0755), 0);  // the grader's folder: no gate
+  std::fclose(std::fopen((stem + "pair.context").c_str(), "a"));
+  const std::chrono::milliseconds short_wait(300), long_wait(10000);
+  std::atomic<bool> first_given{false}, first_release{false};
+  std::thread first_gpu_context = take_context_turn(files.first, first_given, first_release);
+  ASSERT_TRUE(becomes_true_within(first_given, long_wait));
+  course::GpuTurn making(files.both);
+  std::atomic<bool> made{false};
+  std::thread make([&] {
+    making.take_context_turn();
+    made = true;
+  });
+  const bool made_beside = becomes_true_within(made, long_wait);
+  EXPECT_TRUE(made_beside) << "a program of both GPUs waited for a program of one to make its context";
+  if (!made_beside) first_release = true;  // (so that it ends: the test fails, it does not hang)
+  make.join();
+  std::atomic<bool> next_given{false}, next_release{true};
+  std::thread next = take_context_turn(files.both, next_given, next_release);
+  EXPECT_FALSE(becomes_true_within(next_given, short_wait)) << "two programs of both GPUs made their contexts at once";
+  making.release_context_turn();
+  EXPECT_TRUE(becomes_true_within(next_given, long_wait));
+  next.join();
+  first_release = true;
+  first_gpu_context.join();
+  ::rmdir((stem + "pair.gate").c_str());
+  files.remove();
+}
+
 // A program that yields keeps a priority it was given for a slice: measurements asked for then
 // wait at the pair gate (it sees none waiting, so it does not yield at once), until the slice ends.
 TEST(GpuTurn, APriorityIsKeptForASliceByAProgramThatYields) {

@@ -615,13 +615,19 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
     slots = max(1, min(3, int(slots_text)))
     ends = (".gate", ".queue", ".context", *(f".context-{n}" for n in range(1, slots)))
     turn_files = [file for base in (every_turn or [turns]) for file in (base, *(base.with_name(base.name + end) for end in ends))]
-    # The pair gate and context turn of the programs of several GPUs (course/gpu_turn.h), made only
-    # with COURSE_GPU_TURN_PRIORITY=1 in the grader's environment: without them those programs take
-    # their turns on every GPU at once only. Off by default: on 2 x H100 (2026-11-27) a class of 12
-    # references took 414 s with the priority against 354 s without (stop 54), and an adversarial
-    # review found that a program holding the pair gate held back every GPU's measurements.
-    if len(every_turn) > 1 and os.environ.get("COURSE_GPU_TURN_PRIORITY", "0") == "1":
-        turn_files += [pathlib.Path(lock_dir) / "gpu-pair.gate", pathlib.Path(lock_dir) / "gpu-pair.context"]
+    # The context turn of the programs of several GPUs (course/gpu_turn.h: they make their first
+    # contexts one at a time among themselves, not in every GPU's context turn at once, where they
+    # starved: a class of 16 on 2 x H200, 2026-11-28, idled both GPUs for minutes while some 60
+    # programs waited, and the CPU model ends none of 12 programs of both GPUs in 30 s without it).
+    # The pair gate (their priority for turns) only with COURSE_GPU_TURN_PRIORITY=1 in the grader's
+    # environment: without it those programs take their turns on every GPU at once only. Off by
+    # default: on 2 x H100 (2026-11-27) a class of 12 references took 414 s with the priority
+    # against 354 s without (stop 54), and an adversarial review found that a program holding the
+    # pair gate held back every GPU's measurements.
+    if len(every_turn) > 1:
+        turn_files.append(pathlib.Path(lock_dir) / "gpu-pair.context")
+        if os.environ.get("COURSE_GPU_TURN_PRIORITY", "0") == "1":
+            turn_files.append(pathlib.Path(lock_dir) / "gpu-pair.gate")
     if class_turns:  # made here, so that the sandbox need only let the programs read these (course/gpu_turn.h:
         # they open every turn file read-only and make none in a class)
         if any("," in str(base) for base in every_turn):

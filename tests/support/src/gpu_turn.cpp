@@ -218,12 +218,17 @@ GpuTurn::GpuTurn(const std::string& paths) : path_(paths) {
     pair_path_ = pair_gate_path(files_.front().path);
     if (!pair_path_.empty()) {
       if (files_.size() > 1) {
-        // Where they cannot be made (a sandbox whose grader made none: tools/course_grading with
+        // Where the gate cannot be made (a sandbox whose grader made none: tools/course_grading with
         // COURSE_GPU_TURN_PRIORITY=0), the program takes its turns on every file at once only,
-        // and its context turn on each file, as before the pair gate.
+        // as before the pair gate.
         // A folder there (the grader's, without the priority) is no gate (open_turn_file).
         pair_ = open_turn_file(pair_path_, true);
-        if (pair_ >= 0) pair_context_ = open_lock(pair_context_path());
+        // The pair's context turn goes with the gate, and without it wherever the grader made one
+        // (tools/course_grading, several GPUs): waiting for every GPU's context turn at once, a
+        // program of several GPUs found them all free only when the other programs' contexts ran
+        // out (a class of 16 on 2 x H200, 2026-11-28: some 60 programs waited for one context
+        // turn for minutes while both GPUs idled; the CPU model below with contexts of 300 ms).
+        pair_context_ = pair_ >= 0 ? open_lock(pair_context_path()) : open_turn_file(pair_context_path(), false);
       } else {
         pair_ = open_turn_file(pair_path_, false);  // none, or not this program's to use: no gate
       }
