@@ -2645,6 +2645,121 @@ int main(void) {
                                         capture_output=True).returncode, 2)
 
 
+@unittest.skipUnless(sandbox.abi_version(), "this kernel has no Landlock")
+@unittest.skipUnless(os.geteuid() == 0, "a test user needs a grader running as root")
+class TestUser(CompiledSandbox, unittest.TestCase):
+    """The test programs under a user of their own (course-sandbox -u, grade-submission --test-uid):
+    root's files and the other gradings' folders closed by the kernel's permissions, not by a list
+    (the threat model's rows "read what the node keeps for root" and "learn about hidden files":
+    an adversarial review, 2026-11-28, read hidden files' sizes and links' texts with stat and
+    readlink, which Landlock does not cover)."""
+
+    def run_as(self, uid, script, *options, cwd=None):
+        return subprocess.run([str(self.launcher), "-r", *options, "-u", f"{uid}:{uid}", "--", "bash", "-c", script],
+                              cwd=cwd, capture_output=True, text=True, timeout=60)
+
+    def test_the_program_runs_as_its_user_and_owns_nothing_else(self):
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder).resolve()
+            os.chmod(root, 0o755)
+            scratch, secret = root / "scratch", root / "root-only"
+            scratch.mkdir()
+            os.chown(scratch, 61101, 61101)
+            secret.mkdir(mode=0o700)
+            (secret / "key").write_text("k\n")
+            (secret / "link").symlink_to("text of a link")
+            done = self.run_as(61101, "id -u; id -g; id -G; echo x > scratch/mine && echo wrote-own; "
+                                      "cat root-only/key && echo read-root-only; stat root-only/key && echo stat-root-only; "
+                                      "readlink root-only/link && echo readlink-root-only; "
+                                      "cat /etc/shadow > /dev/null 2>&1 && echo read-shadow; true",
+                               "-w", str(scratch), cwd=root)
+            said = done.stdout.split()
+            self.assertEqual(said[:3], ["61101", "61101", "61101"], done.stdout + done.stderr)  # (no supplementary group)
+            self.assertIn("wrote-own", said)
+            for what in ("read-root-only", "stat-root-only", "readlink-root-only", "read-shadow"):
+                self.assertNotIn(what, said)
+            self.assertEqual((scratch / "mine").stat().st_uid, 61101)
+
+    def test_with_the_system_call_filter_as_the_graders_run_it(self):
+        """The supervisor (root) still takes the filter's listener from its child, which changed its
+        user before the filter (pidfd_getfd of a process that is no longer dumpable)."""
+        with tempfile.TemporaryDirectory() as folder:
+            log = pathlib.Path(folder) / "syscalls.log"
+            done = subprocess.run([str(self.launcher), "-r", "-s", f"enforce:{log}", "-u", "61107:61107", "--",
+                                   "/usr/bin/id", "-u"], capture_output=True, text=True, timeout=60)
+            self.assertEqual((done.returncode, done.stdout.strip()), (0, "61107"), done.stderr)
+
+    def test_a_grading_cannot_look_into_another_s_scratch_folder(self):
+        """Two gradings' scratch folders, each its own user's (mode 0700): the stat and readlink
+        channel between them is closed."""
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder).resolve()
+            os.chmod(root, 0o755)
+            one, other = root / "one", root / "other"
+            for scratch, uid in ((one, 61102), (other, 61103)):
+                scratch.mkdir()
+                os.chown(scratch, uid, uid)
+                os.chmod(scratch, 0o700)
+            planted = self.run_as(61103, "ln -s 'a message' other/channel && echo planted", "-w", str(other), cwd=root)
+            self.assertIn("planted", planted.stdout, planted.stderr)
+            done = self.run_as(61102, "readlink other/channel && echo read-channel; stat other/channel && echo stat-channel; "
+                                      "ls other && echo listed; true", "-w", str(one), cwd=root)
+            self.assertNotIn("a message", done.stdout)
+            for what in ("read-channel", "stat-channel", "listed"):
+                self.assertNotIn(what, done.stdout.split())
+
+    def test_only_a_user_that_is_not_root(self):
+        for bad in ("0:0", "0:5", "5:0", "61104", "x:y", "61104:", "-1:5", "4294967295:5"):
+            done = subprocess.run([str(self.launcher), "-u", bad, "--", "true"], capture_output=True, text=True)
+            self.assertEqual(done.returncode, 2, bad)
+            self.assertIn("usage", done.stderr)
+
+    def test_the_grader_gives_the_test_user_its_folders_and_falls_back_where_it_cannot_reach_the_build(self):
+        with tempfile.TemporaryDirectory() as folder, mock.patch.dict(os.environ, {"COURSE_SCRATCH_GIB": "0.01"}):
+            root = pathlib.Path(folder).resolve()
+            os.chmod(root, 0o755)
+            ws = G.Workspace(root / "work")
+            ws.root.mkdir()
+            G.choose_test_user(ws, 61105)
+            self.assertEqual(ws.test_user, (61105, 61105))
+            try:
+                ws.scratch.mkdir()
+                G.cap_scratch(ws)
+                env = G.environment(ws)
+                for path in (ws.scratch, ws.scratch / "tmp", ws.scratch / "home", ws.scratch / "cuda-cache"):
+                    info = path.stat()
+                    self.assertEqual((info.st_uid, info.st_gid, info.st_mode & 0o777), (61105, 61105, 0o700), path)
+                self.assertEqual(env["TMPDIR"], str(ws.scratch / "tmp"))
+                ws.build.mkdir(parents=True)
+                program = ws.build / "student_ch06_transpose_tests"
+                program.write_text("#!/bin/sh\n")
+                os.chmod(program, 0o755)
+                os.chown(ws.root, 0, 61105)
+                os.chmod(ws.root, 0o750)
+                G.confirm_test_user(ws)
+                self.assertEqual(ws.test_user, (61105, 61105), ws.test_user_note)
+                G.write_test_sandbox_args(ws)
+                self.assertIn("-u 61105:61105", ws.sandbox_args.read_text().splitlines())
+                os.chmod(ws.course, 0o700)  # (an umask of 077, a folder on the way only root may enter)
+                G.confirm_test_user(ws)
+                self.assertIsNone(ws.test_user)
+                self.assertEqual(ws.test_user_note, f"the grader's: uid 61105 cannot reach {ws.course} (the folders on "
+                                                    "the way must let others enter)")
+                G.write_test_sandbox_args(ws)
+                self.assertFalse(any(line.startswith("-u ") for line in ws.sandbox_args.read_text().splitlines()))
+            finally:
+                G.remove_tree(root / "work")
+        ws = G.Workspace(pathlib.Path("/nonexistent"))
+        G.choose_test_user(ws, None)
+        self.assertIsNone(ws.test_user)
+        with self.assertRaises(ValueError):
+            G.choose_test_user(ws, 0)
+        ws.sandbox = False
+        G.choose_test_user(ws, 61106)
+        self.assertIsNone(ws.test_user)
+        self.assertIn("without the sandbox", ws.test_user_note)
+
+
 class SandboxReview(CompiledSandbox, unittest.TestCase):
     """course-sandbox against an adversarial review (2026-11-28): hidden folders reached through
     links, set-user-ID files made in scratch, log lines split by a path, metadata changes of the

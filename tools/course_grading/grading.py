@@ -56,6 +56,12 @@ class Workspace:
     syscalls: str = "enforce"
     # How the scratch folder is bounded (cap_scratch): "2 GiB (a tmpfs of its own)", or why not.
     scratch_cap: str = ""
+    # The user and group the test programs run as (course-sandbox -u; grade-submission --test-uid),
+    # or None: the grader's own. Set by choose_test_user, dropped by confirm_test_user where that
+    # user cannot reach the build.
+    test_user: object = None
+    # Who the test programs ran as, and why (timing.json's test_user).
+    test_user_note: str = ""
 
     @property
     def course(self):
@@ -103,13 +109,19 @@ def _compile_launcher(source, target):
     raise OSError("no C compiler (cc, gcc or clang) to build course-sandbox")
 
 
-def prepare(course_root, root, hidden=(), sandbox=True, require_sandbox=False):
+def prepare(course_root, root, hidden=(), sandbox=True, require_sandbox=False, test_uid=None):
     """A workspace with a clean copy of the course and the sandbox launcher. `hidden`: folders the
-    code under test may not read (the instructor's checkout, the class, the reports)."""
+    code under test may not read (the instructor's checkout, the class, the reports). `test_uid`:
+    the user (and group, the same number) the test programs run as (choose_test_user)."""
     ws = Workspace(pathlib.Path(root).resolve(), sandbox=sandbox,
                    hidden=[pathlib.Path(h).resolve() for h in hidden])
     ws.root.mkdir(parents=True, exist_ok=True)
-    os.chmod(ws.root, 0o700)  # other users' gradings on a shared node cannot look in
+    choose_test_user(ws, test_uid)
+    # Other users' gradings on a shared node cannot look in; with a test user, its group may enter
+    # (the course copy and the build), no other grading's test user.
+    if ws.test_user:
+        os.chown(ws.root, 0, ws.test_user[1])
+    os.chmod(ws.root, 0o750 if ws.test_user else 0o700)
     if not ws.course.exists():
         S.clean_copy(pathlib.Path(course_root), ws.course)
         # The handed-out starter files, put back before each submission of a reused workspace.
@@ -127,6 +139,70 @@ def prepare(course_root, root, hidden=(), sandbox=True, require_sandbox=False):
         else:
             _compile_launcher(ws.course / "tools" / "course_grading" / "sandbox.c", ws.launcher)
     return ws
+
+
+def choose_test_user(ws, uid):
+    """Sets ws.test_user to (uid, uid) where the test programs can be given a user of their own: the
+    grader runs as root and the sandbox runs them (course-sandbox -u). Such a program owns nothing
+    of the node but its scratch folder: root's files are closed to it by the kernel's permissions
+    (the threat model's row "read what the node keeps for root"), and so are the other gradings'
+    workspaces and scratch folders (mode 0750 and 0700, each its own user's), which Landlock hides
+    from opens but not from stat and readlink (the row "learn about hidden files"). Otherwise
+    ws.test_user stays None and ws.test_user_note says why."""
+    if uid is None:
+        ws.test_user_note = "the grader's (no --test-uid)"
+    elif not 0 < int(uid) < 2**32 - 1:
+        raise ValueError(f"a test user is a number from 1 to {2**32 - 2}, not {uid}")
+    elif os.geteuid() != 0:
+        ws.test_user_note = f"the grader's: running the test programs as uid {uid} needs a grader running as root"
+    elif not ws.sandbox:
+        ws.test_user_note = "the grader's: without the sandbox there is no test user"
+    else:
+        ws.test_user = (int(uid), int(uid))
+        ws.test_user_note = f"uid {uid}, gid {uid} (its own)"
+
+
+def give_to_test_user(ws, folder, mode=0o700):
+    """Makes `folder` (the scratch folder, its tmp, home and cache) the test user's, where there is one."""
+    if ws.test_user:
+        os.chown(folder, *ws.test_user)
+        os.chmod(folder, mode)
+
+
+def confirm_test_user(ws):
+    """Before the tests: whether the test user can run the built test programs and write its
+    scratch folder (a folder on the way that only root may enter, a build of mode 0700, an umask
+    of 077). Where it cannot, the test programs run as the grader (ws.test_user None) and
+    ws.test_user_note names the first path it could not reach."""
+    if not ws.test_user:
+        return
+    uid, gid = ws.test_user
+    programs = sorted(ws.build.glob("student_*_tests"))[:2]
+    # In sh (this Python may lie where the test user cannot reach it): for each absolute path, the
+    # first folder on the way that the user may not enter, or the path itself, that it may not use.
+    check = r"""
+for path in "$@"; do
+  case "$path" in */tmp) want=-w ;; *) want=-r ;; esac
+  if [ $want "$path" ] && [ -x "$path" ]; then continue; fi
+  rest=${path#/}; step=
+  while [ -n "$rest" ]; do
+    step=$step/${rest%%/*}
+    case $rest in */*) rest=${rest#*/} ;; *) rest= ;; esac
+    if [ -n "$rest" ] && [ ! -x "$step" ]; then echo "$step"; exit 1; fi
+  done
+  echo "$path"; exit 1
+done"""
+    try:
+        done = subprocess.run(["/bin/sh", "-c", check, "sh", str(ws.build), *map(str, programs), str(ws.scratch / "tmp")],
+                              user=uid, group=gid, extra_groups=[], stdin=subprocess.DEVNULL, capture_output=True,
+                              text=True, timeout=60)
+        failed = done.returncode != 0
+        where = done.stdout.strip() or done.stderr.strip()[-200:]
+    except (OSError, subprocess.SubprocessError) as error:
+        failed, where = True, str(error)
+    if failed:
+        ws.test_user = None
+        ws.test_user_note = f"the grader's: uid {uid} cannot reach {where} (the folders on the way must let others enter)"
 
 
 def confined(ws, *, write=(), read=()):
@@ -150,6 +226,8 @@ def write_test_sandbox_args(ws, turn_files=()):
     programs pass data through them), nothing of what is hidden."""
     lines = ["-r", f"-R {ws.course}", f"-w {ws.scratch}", *[f"-R {t}" for t in turn_files],
              *[f"-h {h}" for h in ws.hidden]]
+    if ws.test_user:
+        lines.append(f"-u {ws.test_user[0]}:{ws.test_user[1]}")
     ws.syscall_log.unlink(missing_ok=True)
     if ws.syscalls in ("enforce", "learn"):
         lines.append(f"-s {ws.syscalls}:{ws.syscall_log}")
@@ -210,6 +288,7 @@ def environment(ws, base=None):
     env = {k: v for k, v in (base or os.environ).items() if not k.startswith("COURSE_") and k != "CUDA_VISIBLE_DEVICES"}
     for name, folder in (("TMPDIR", "tmp"), ("HOME", "home"), ("CUDA_CACHE_PATH", "cuda-cache")):
         (ws.scratch / folder).mkdir(parents=True, exist_ok=True)
+        give_to_test_user(ws, ws.scratch / folder)
         env[name] = str(ws.scratch / folder)
     return env
 
@@ -264,11 +343,13 @@ def cap_scratch(ws):
         # nr_inodes too: size bounds the data only, and empty files cost the node's memory (an
         # adversarial review, 2026-11-28: 300,000 empty files in a 1 MiB tmpfs took 383 MB of kernel
         # memory; the default allows some 16 million on a 128 GiB host).
-        done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={limit},nr_inodes={SCRATCH_INODES},mode=0755,nosuid,nodev",
+        owner = f"uid={ws.test_user[0]},gid={ws.test_user[1]},mode=0700" if ws.test_user else "mode=0755"
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={limit},nr_inodes={SCRATCH_INODES},{owner},nosuid,nodev",
                                "course-scratch",
                                str(ws.scratch)], stdin=subprocess.DEVNULL, capture_output=True, text=True)
         ws.scratch_cap = (f"{limit / 2**30:g} GiB, {SCRATCH_INODES} files (a tmpfs of its own)" if done.returncode == 0 else
                           f"not capped: mount: {(done.stderr or done.stdout).strip()[:200]}")
+    give_to_test_user(ws, ws.scratch)  # (a tmpfs made so already; a folder on the disk where none was mounted)
     return ws.scratch_cap
 
 
@@ -647,6 +728,7 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
     if ws.sandbox:
         write_test_sandbox_args(ws, turn_files if class_turns else [])
     R.clear_reports(ws.records)
+    give_to_test_user(ws, ws.records)  # (made by the grader: the test programs write their records there)
     started = time.monotonic()
     only = "^student\\.(" + "|".join(c.replace("-", "\\-") for c in chapters) + ")\\."
     properties = R.test_properties(ws.build, env=env, cwd=ws.course)

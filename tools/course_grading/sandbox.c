@@ -5,7 +5,15 @@
 // given with -R or -w inside them), and may open no TCP connection (kernel 6.7 or newer). tools/grade-submission compiles it and puts it in front
 // of every test command, so that ctest itself, its reports and the build tree stay out of reach.
 //
-//   course-sandbox [-w DIR]... [-R DIR]... [-h DIR]... [-s MODE:LOG] [-f FILE] [-r] -- COMMAND [ARGUMENT]...
+//   course-sandbox [-w DIR]... [-R DIR]... [-h DIR]... [-s MODE:LOG] [-u UID:GID] [-f FILE] [-r] -- COMMAND [ARGUMENT]...
+//
+// -u UID:GID: the command runs under that user and group (not 0), with no supplementary group, where
+// this runs as root (the GPU machines' graders): no file is its own but what the grader gave that
+// uid (the scratch folder), so root's files (/etc/shadow, /root/.ssh) are closed to it by the
+// kernel's permissions, not by a list, and so is every folder of mode 0700 or 0750 that is not its
+// own: another grading's scratch folder and workspace, which Landlock hides from opens but not
+// from stat and readlink (an adversarial review, 2026-11-28: a channel between two gradings). The
+// supervisor stays root, outside.
 //
 // -s enforce:LOG or -s learn:LOG: system calls limited by the kernel (seccomp). The command runs in
 // a child under a filter that allows the system calls a test program, the CUDA runtime and the
@@ -31,6 +39,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <grp.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
@@ -85,6 +94,7 @@ static int require;
 static const char* syscall_mode;  // "enforce" or "learn" (-s), or NULL: no filter
 static const char* syscall_log;
 static int ruleset = -1;
+static long long run_as_uid = -1, run_as_gid = -1;  // -u UID:GID, or -1: the caller's
 static uint64_t handled;
 
 static void fail(const char* what) {
@@ -166,6 +176,18 @@ static int take_option(const char* flag, const char* value) {
   }
   if (strcmp(flag, "-r") == 0) {
     require = 1;
+    return 1;
+  }
+  if (strcmp(flag, "-u") == 0 && value != NULL) {  // UID:GID, both numbers, neither 0 (root's)
+    char* end = NULL;
+    errno = 0;
+    const unsigned long long uid = strtoull(value, &end, 10);
+    if (errno || end == value || *end != ':' || uid == 0 || uid >= 4294967295ULL) return 0;
+    const char* group = end + 1;
+    const unsigned long long gid = strtoull(group, &end, 10);
+    if (errno || end == group || *end != '\0' || gid == 0 || gid >= 4294967295ULL) return 0;
+    run_as_uid = (long long)uid;
+    run_as_gid = (long long)gid;
     return 1;
   }
   if (strcmp(flag, "-s") == 0 && value != NULL) {
@@ -354,6 +376,14 @@ static void drop_capabilities(void) {
   for (int cap = 0; cap < 64; ++cap)  // (not without CAP_SETPCAP: a user who has no capability anyway)
     if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno == EINVAL) break;  // past the last one
   (void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+  // -u: the user and group (after the bounding set, which needs CAP_SETPCAP; before the rest is
+  // dropped, since this needs CAP_SETUID and CAP_SETGID). Group first: a process that is no longer
+  // root may not change its groups.
+  if (run_as_uid > 0) {
+    if (setgroups(0, NULL) != 0) fail("setgroups (-u needs root)");
+    if (setresgid((gid_t)run_as_gid, (gid_t)run_as_gid, (gid_t)run_as_gid) != 0) fail("setresgid (-u needs root)");
+    if (setresuid((uid_t)run_as_uid, (uid_t)run_as_uid, (uid_t)run_as_uid) != 0) fail("setresuid (-u needs root)");
+  }
   struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
   struct __user_cap_data_struct none[2];
   memset(none, 0, sizeof none);
@@ -1111,7 +1141,7 @@ int main(int argc, char** argv) {
     } else if (take_option(argv[at], value)) {
       if (strcmp(argv[at], "-r") != 0) ++at;
     } else {
-      fprintf(stderr, "usage: course-sandbox [-w DIR]... [-R DIR]... [-h DIR]... [-s enforce|learn:LOG] [-f FILE] [-r] -- "
+      fprintf(stderr, "usage: course-sandbox [-w DIR]... [-R DIR]... [-h DIR]... [-s enforce|learn:LOG] [-u UID:GID] [-f FILE] [-r] -- "
                       "COMMAND [ARG]...\n");
       return 2;
     }
