@@ -132,6 +132,10 @@ def main():
     parser.add_argument("--references", type=int, default=0,
                         help="add N copies of zoe-correct (zoe-2, zoe-3, ...) with its expectations: more right "
                              "answers beside the faulty ones, each of which must keep its full marks")
+    parser.add_argument("--test-uids", type=int, metavar="BASE",
+                        help="grade-class --test-uids: each worker's test programs under a user of their own; as "
+                             "root, every grading's timing.json must then say so (a fallback to the grader's user fails "
+                             "the check)")
     args = parser.parse_args()
     work = pathlib.Path(args.work or tempfile.mkdtemp(prefix="class-check-")).resolve()
     if work.exists():
@@ -164,6 +168,9 @@ def main():
     options = ["--points", str(FIXTURES / "points.json"), "--timeouts", args.timeouts]
     if not gpu:
         options += ["--gpus", "none", "--workers", "2"]
+    if args.test_uids is not None:
+        options += ["--test-uids", str(args.test_uids)]
+        os.chmod(work, 0o755)  # (mkdtemp's 0700: the test users must reach their workspaces' builds)
     remove_escapes(work)
 
     problems = []
@@ -211,6 +218,11 @@ def main():
             problems.append(f"{student}: no results.json")
             continue
         problems += judge(student, json.loads(results_file.read_text()), expected[student]["expect"], gpu)
+        if args.test_uids is not None and os.geteuid() == 0:
+            timing = results_file.parent / "timing.json"
+            said = json.loads(timing.read_text()).get("test_user", "") if timing.exists() else ""
+            if not said.endswith("(its own)"):
+                problems.append(f"{student}: the test programs did not run as a user of their own: {said!r}")
         row = next((r for r in rows if r["student"] == student), {})
         for chapter, points in (expected[student].get("gpu_scores", {}) if gpu else {}).items():
             if points == "max":  # every point of the chapter that this grading could score (timing.json)
