@@ -2754,6 +2754,9 @@ class TestUser(CompiledSandbox, unittest.TestCase):
         self.assertIsNone(ws.test_user)
         with self.assertRaises(ValueError):
             G.choose_test_user(ws, 0)
+        with self.assertRaises(ValueError) as taken:  # an account's number: its files would be the programs'
+            G.choose_test_user(ws, os.getuid() or next(u.pw_uid for u in __import__("pwd").getpwall() if u.pw_uid))
+        self.assertIn("no account or group uses", str(taken.exception))
         ws.sandbox = False
         G.choose_test_user(ws, 61106)
         self.assertIsNone(ws.test_user)

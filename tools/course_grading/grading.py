@@ -153,6 +153,10 @@ def choose_test_user(ws, uid):
         ws.test_user_note = "the grader's (no --test-uid)"
     elif not 0 < int(uid) < 2**32 - 1:
         raise ValueError(f"a test user is a number from 1 to {2**32 - 2}, not {uid}")
+    elif account_of(int(uid)):
+        # An account's files (its home, its mail) would be the test programs' own.
+        raise ValueError(f"uid {uid} is {account_of(int(uid))} on this machine: give the test users numbers that no "
+                         "account or group uses")
     elif os.geteuid() != 0:
         ws.test_user_note = f"the grader's: running the test programs as uid {uid} needs a grader running as root"
     elif not ws.sandbox:
@@ -160,6 +164,20 @@ def choose_test_user(ws, uid):
     else:
         ws.test_user = (int(uid), int(uid))
         ws.test_user_note = f"uid {uid}, gid {uid} (its own)"
+
+
+def account_of(number):
+    """The user or group of this machine with this number ("user NAME", "group NAME"), or ""."""
+    import grp
+    import pwd
+    try:
+        return f"user {pwd.getpwuid(number).pw_name}"
+    except KeyError:
+        pass
+    try:
+        return f"group {grp.getgrgid(number).gr_name}"
+    except KeyError:
+        return ""
 
 
 def give_to_test_user(ws, folder, mode=0o700):
