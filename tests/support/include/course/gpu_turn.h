@@ -123,7 +123,10 @@ enum class GpuTurnMode { shared, exclusive };
 ///   shared turn, as every program does after its first). Waiting for every GPU's context turn at
 ///   once, it seldom found all free; holding the first while it waited for the next, which that
 ///   GPU's programs kept taking before it (a lock file is not a queue), it kept every program of
-///   the first GPU from starting (a CPU model of a class, 2026-11-27).
+///   the first GPU from starting (a CPU model of a class, 2026-11-27). The pair's context turn
+///   serves without the gate too, wherever the grader made it (tools/course_grading does on every
+///   class of several GPUs, with the priority off): without it, a class of 16 on 2 x H200
+///   (2026-11-28) idled both GPUs for minutes while its programs of both waited.
 /// That model (tests/support/gpu_turn_model.cpp: programs as processes with this protocol, their
 /// CUDA calls and GPU work stood in for by sleeps) ends 39-43 programs of both GPUs in 30 s beside
 /// 53-64 of each GPU (16 per GPU and 12 of both), against 1 of both before.
