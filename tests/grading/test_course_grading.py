@@ -15,6 +15,7 @@ import json
 import os
 import pathlib
 import signal
+import stat
 import subprocess
 import sys
 import tarfile
@@ -2689,6 +2690,41 @@ class TestUser(CompiledSandbox, unittest.TestCase):
                                    "/usr/bin/id", "-u"], capture_output=True, text=True, timeout=60)
             self.assertEqual((done.returncode, done.stdout.strip()), (0, "61107"), done.stderr)
 
+    def test_the_program_dies_with_its_supervisor(self):
+        """Found by an adversarial review (2026-11-28): a change of user clears the parent-death
+        signal, so under -u a program outlived its supervisor killed with SIGKILL (as the worker's
+        next grading's test user, it could look into that grading's folders)."""
+        with tempfile.TemporaryDirectory() as folder:
+            log = pathlib.Path(folder) / "syscalls.log"
+            supervisor = subprocess.Popen([str(self.launcher), "-r", "-s", f"enforce:{log}", "-u", "61108:61108", "--",
+                                           "/bin/sleep", "60"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                program = None
+                for _ in range(500):  # (its child, once it runs sleep)
+                    children = pathlib.Path(f"/proc/{supervisor.pid}/task/{supervisor.pid}/children")
+                    found = children.read_text().split() if children.exists() else []
+                    if found and pathlib.Path(f"/proc/{found[0]}/comm").read_text().strip() == "sleep":
+                        program = int(found[0])
+                        break
+                    time.sleep(0.01)
+                self.assertIsNotNone(program, "the program did not start")
+                os.kill(supervisor.pid, signal.SIGKILL)
+                supervisor.wait()
+                gone = False
+                for _ in range(500):
+                    try:
+                        state = pathlib.Path(f"/proc/{program}/stat").read_text().split(")")[-1].split()[0]
+                    except OSError:
+                        state = "gone"
+                    if state in ("gone", "Z", "X"):
+                        gone = True
+                        break
+                    time.sleep(0.01)
+                self.assertTrue(gone, "the program outlived its supervisor")
+            finally:
+                supervisor.kill()
+                subprocess.run(["pkill", "-KILL", "-u", "61108"], capture_output=True)
+
     def test_a_grading_cannot_look_into_another_s_scratch_folder(self):
         """Two gradings' scratch folders, each its own user's (mode 0700): the stat and readlink
         channel between them is closed."""
@@ -2714,6 +2750,34 @@ class TestUser(CompiledSandbox, unittest.TestCase):
             self.assertEqual(done.returncode, 2, bad)
             self.assertIn("usage", done.stderr)
 
+    def test_a_test_user_is_one_grading_s_alone(self):
+        """Found by an adversarial review (2026-11-28): two gradings given one test user (two classes
+        with one --test-uids, a grade-submission beside a class) could look into each other's
+        folders. A grading holds its test user's lock for its lifetime, and a user that still runs
+        a process (one left by a killed grading) is no test user."""
+        first, second = G.Workspace(pathlib.Path("/nonexistent/a")), G.Workspace(pathlib.Path("/nonexistent/b"))
+        G.choose_test_user(first, 61109)
+        try:
+            with self.assertRaises(ValueError) as taken:
+                G.choose_test_user(second, 61109)
+            self.assertIn("another grading's test user", str(taken.exception))
+        finally:
+            os.close(first.test_user_lock)
+        G.choose_test_user(second, 61109)  # free again once the first grading ended
+        os.close(second.test_user_lock)
+        left = subprocess.Popen([str(self.launcher), "-u", "61110:61110", "--", "/bin/sleep", "30"])
+        try:
+            for _ in range(500):
+                if G.processes_of(61110):
+                    break
+                time.sleep(0.01)
+            with self.assertRaises(ValueError) as running:
+                G.choose_test_user(G.Workspace(pathlib.Path("/nonexistent/c")), 61110)
+            self.assertIn("still runs processes", str(running.exception))
+        finally:
+            left.kill()
+            left.wait()
+
     def test_the_grader_gives_the_test_user_its_folders_and_falls_back_where_it_cannot_reach_the_build(self):
         with tempfile.TemporaryDirectory() as folder, mock.patch.dict(os.environ, {"COURSE_SCRATCH_GIB": "0.01"}):
             root = pathlib.Path(folder).resolve()
@@ -2738,6 +2802,17 @@ class TestUser(CompiledSandbox, unittest.TestCase):
                 os.chmod(ws.root, 0o750)
                 G.confirm_test_user(ws)
                 self.assertEqual(ws.test_user, (61105, 61105), ws.test_user_note)
+                # A GPU device file that only root and its group may open (a driver's 0660): the tests
+                # run as the grader rather than fail every GPU test (an adversarial review, 2026-11-28).
+                device = root / "nvidia0"
+                os.mknod(device, 0o660 | stat.S_IFCHR, os.makedev(1, 3))
+                G.confirm_test_user(ws, devices=[str(device)])
+                self.assertIsNone(ws.test_user)
+                self.assertIn(f"cannot reach {device} ", ws.test_user_note)
+                os.chmod(device, 0o666)
+                ws.test_user = (61105, 61105)
+                G.confirm_test_user(ws, devices=[str(device)])
+                self.assertEqual(ws.test_user, (61105, 61105), ws.test_user_note)
                 G.write_test_sandbox_args(ws)
                 self.assertIn("-u 61105:61105", ws.sandbox_args.read_text().splitlines())
                 os.chmod(ws.course, 0o700)  # (an umask of 077, a folder on the way only root may enter)
@@ -2749,6 +2824,7 @@ class TestUser(CompiledSandbox, unittest.TestCase):
                 self.assertFalse(any(line.startswith("-u ") for line in ws.sandbox_args.read_text().splitlines()))
             finally:
                 G.remove_tree(root / "work")
+                os.close(ws.test_user_lock)
         ws = G.Workspace(pathlib.Path("/nonexistent"))
         G.choose_test_user(ws, None)
         self.assertIsNone(ws.test_user)

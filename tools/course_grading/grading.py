@@ -30,6 +30,7 @@ import os
 import pathlib
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import threading
@@ -62,6 +63,8 @@ class Workspace:
     test_user: object = None
     # Who the test programs ran as, and why (timing.json's test_user).
     test_user_note: str = ""
+    # The descriptor whose lock keeps the test user this grading's alone (hold_test_user), or None.
+    test_user_lock: object = None
 
     @property
     def course(self):
@@ -162,8 +165,51 @@ def choose_test_user(ws, uid):
     elif not ws.sandbox:
         ws.test_user_note = "the grader's: without the sandbox there is no test user"
     else:
+        hold_test_user(ws, int(uid))
         ws.test_user = (int(uid), int(uid))
         ws.test_user_note = f"uid {uid}, gid {uid} (its own)"
+
+
+def _test_user_locks():
+    """The folder of the test users' locks, the node's (root's, mode 0700)."""
+    return pathlib.Path("/run/course-test-uids" if os.access("/run", os.W_OK) else "/tmp/course-test-uids")
+
+
+def processes_of(uid):
+    """The pids of the processes whose real or effective user is `uid`."""
+    found = []
+    for status in pathlib.Path("/proc").glob("[0-9]*/status"):
+        try:
+            line = next(l for l in status.read_text().splitlines() if l.startswith("Uid:"))
+        except (OSError, StopIteration):
+            continue
+        if str(uid) in line.split()[1:3]:
+            found.append(int(status.parent.name))
+    return found
+
+
+def hold_test_user(ws, uid):
+    """Takes `uid` for this grading alone, for as long as this process lives (ws.test_user_lock): an
+    exclusive lock on its file in _test_user_locks(), and no process of that user left running.
+    Two gradings sharing a test user could look into each other's folders (an adversarial review,
+    2026-11-28: two classes with one --test-uids, or a grade-submission beside a class). Raises
+    ValueError where it is taken."""
+    folder = _test_user_locks()
+    folder.mkdir(mode=0o700, exist_ok=True)
+    info = os.lstat(folder)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != 0 or info.st_mode & 0o022:
+        raise ValueError(f"{folder} is not a folder of root's that only root may write: the test users' locks cannot be kept there")
+    fd = os.open(folder / f"{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise ValueError(f"uid {uid} is another grading's test user now: give each grading a test user of its own") from None
+    running = processes_of(uid)
+    if running:
+        os.close(fd)
+        raise ValueError(f"uid {uid} still runs processes ({', '.join(map(str, running[:5]))}): a test user must own none")
+    ws.test_user_lock = fd
 
 
 def account_of(number):
@@ -187,21 +233,31 @@ def give_to_test_user(ws, folder, mode=0o700):
         os.chmod(folder, mode)
 
 
-def confirm_test_user(ws):
-    """Before the tests: whether the test user can run the built test programs and write its
-    scratch folder (a folder on the way that only root may enter, a build of mode 0700, an umask
-    of 077). Where it cannot, the test programs run as the grader (ws.test_user None) and
+def confirm_test_user(ws, devices=None):
+    """Before the tests: whether the test user can run the built test programs, write its scratch
+    folder and open the GPU driver's device files (a folder on the way that only root may enter, a
+    build of mode 0700, an umask of 077, devices of a group). Where it cannot, the test programs run as the grader (ws.test_user None) and
     ws.test_user_note names the first path it could not reach."""
     if not ws.test_user:
         return
     uid, gid = ws.test_user
     programs = sorted(ws.build.glob("student_*_tests"))[:2]
-    # In sh (this Python may lie where the test user cannot reach it): for each absolute path, the
-    # first folder on the way that the user may not enter, or the path itself, that it may not use.
+    # The GPU driver's device files (a driver that makes them 0660 for a group would fail every GPU
+    # test as the test user: an adversarial review, 2026-11-28), read and written as the driver does.
+    if devices is None:  # (a test gives its own)
+        devices = sorted(str(d) for d in [*pathlib.Path("/dev").glob("nvidia*"), *pathlib.Path("/dev").glob("nvidia-caps/*")]
+                         if d.is_char_device())
+    # In sh (this Python may lie where the test user cannot reach it): for each KIND:PATH (r: read
+    # and enter or run, w: write and enter, d: read and write), the first folder on the way that
+    # the user may not enter, or the path itself, that it may not use.
     check = r"""
-for path in "$@"; do
-  case "$path" in */tmp) want=-w ;; *) want=-r ;; esac
-  if [ $want "$path" ] && [ -x "$path" ]; then continue; fi
+for item in "$@"; do
+  kind=${item%%:*}; path=${item#*:}
+  case $kind in
+    r) [ -r "$path" ] && [ -x "$path" ] && continue ;;
+    w) [ -w "$path" ] && [ -x "$path" ] && continue ;;
+    d) [ -r "$path" ] && [ -w "$path" ] && continue ;;
+  esac
   rest=${path#/}; step=
   while [ -n "$rest" ]; do
     step=$step/${rest%%/*}
@@ -210,8 +266,9 @@ for path in "$@"; do
   done
   echo "$path"; exit 1
 done"""
+    items = [f"r:{ws.build}", *[f"r:{p}" for p in programs], f"w:{ws.scratch / 'tmp'}", *[f"d:{d}" for d in devices]]
     try:
-        done = subprocess.run(["/bin/sh", "-c", check, "sh", str(ws.build), *map(str, programs), str(ws.scratch / "tmp")],
+        done = subprocess.run(["/bin/sh", "-c", check, "sh", *items],
                               user=uid, group=gid, extra_groups=[], stdin=subprocess.DEVNULL, capture_output=True,
                               text=True, timeout=60)
         failed = done.returncode != 0

@@ -95,6 +95,7 @@ static const char* syscall_mode;  // "enforce" or "learn" (-s), or NULL: no filt
 static const char* syscall_log;
 static int ruleset = -1;
 static long long run_as_uid = -1, run_as_gid = -1;  // -u UID:GID, or -1: the caller's
+static pid_t supervisor;  // with -s, in the command's process: the supervisor's pid
 static uint64_t handled;
 
 static void fail(const char* what) {
@@ -1186,6 +1187,7 @@ int main(int argc, char** argv) {
     }
     close(told[0]);
     close(go[1]);
+    supervisor = getppid();
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail("prctl(PR_SET_PDEATHSIG)");  // the supervisor killed: so is this
   }
 
@@ -1231,6 +1233,13 @@ int main(int argc, char** argv) {
   }
   drop_capabilities();
   if (syscall_mode) {
+    // A change of user or group (-u) clears the parent-death signal (the kernel's commit_creds): set
+    // again, then the supervisor checked to be alive still (an adversarial review, 2026-11-28: under
+    // -u a program outlived a supervisor killed with SIGKILL, as the next grading's test user).
+    if (run_as_uid > 0) {
+      if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail("prctl(PR_SET_PDEATHSIG)");
+      if (getppid() != supervisor) return 3;
+    }
     char* path = resolve(command[0]);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("prctl(PR_SET_NO_NEW_PRIVS)");
     const int listener = install_filter();
