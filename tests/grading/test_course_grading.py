@@ -140,6 +140,16 @@ class ReadingResults(unittest.TestCase):
                         R.TestResult("student.06-transpose.X.Y", "passed")]
         self.assertTrue(R.summary(only_stretch, "student", [])[1])
         self.assertFalse(R.summary([], "student", [])[1])
+        # The test workflow's summary (every role): a unit test's made-up perf line is no measurement
+        # (on 2 x H200, 2026-11-28, "transpose again: 100.0 GB/s = 0.033 x copy peak" stood among the
+        # references' figures as PASSED).
+        made_up = "[  PERF    ] transpose again: 100.0 GB/s = 0.033 x copy peak (3000.0 GB/s); required >= 0.750\n"
+        workflow = [R.TestResult("unit.support.PerfCheck.TheLineAndDiagnosisAreRecorded", "passed", output=made_up),
+                    R.TestResult("solution.06-transpose.TransposeTiledPerf.X", "passed",
+                                 output=made_up.replace("transpose again", "transpose_tiled"))]
+        text = R.summary(workflow, "every", [])[0]
+        self.assertNotIn("transpose again", text)
+        self.assertIn("PASSED: transpose_tiled: 100.0 GB/s", text)
 
 
 RECORD = """<?xml version="1.0" encoding="UTF-8"?>
