@@ -2781,9 +2781,27 @@ class TestUser(CompiledSandbox, unittest.TestCase):
                 if G.processes_of(61110):
                     break
                 time.sleep(0.01)
-            with self.assertRaises(ValueError) as running:
+            with self.assertRaises(ValueError) as running:  # (after waiting 10 s for it to end)
                 G.choose_test_user(G.Workspace(pathlib.Path("/nonexistent/c")), 61110)
             self.assertIn("still runs processes", str(running.exception))
+        finally:
+            left.kill()
+            left.wait()
+        # A grading's end stops what its test user still runs (a program whose supervisor ctest killed
+        # at a time limit exits a moment later), so that the worker's next grading finds none.
+        ws = G.Workspace(pathlib.Path("/nonexistent/d"))
+        G.choose_test_user(ws, 61111)
+        left = subprocess.Popen([str(self.launcher), "-u", "61111:61111", "--", "/bin/sleep", "30"])
+        try:
+            for _ in range(500):
+                if G.processes_of(61111):
+                    break
+                time.sleep(0.01)
+            G.release_test_user(ws)
+            self.assertEqual(G.processes_of(61111), [])
+            self.assertIsNone(ws.test_user_lock)
+            G.choose_test_user(ws, 61111)
+            G.release_test_user(ws)
         finally:
             left.kill()
             left.wait()

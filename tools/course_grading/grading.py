@@ -30,6 +30,7 @@ import os
 import pathlib
 import re
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -63,8 +64,10 @@ class Workspace:
     test_user: object = None
     # Who the test programs ran as, and why (timing.json's test_user).
     test_user_note: str = ""
-    # The descriptor whose lock keeps the test user this grading's alone (hold_test_user), or None.
+    # The descriptor whose lock keeps the test user this grading's alone (hold_test_user), or None,
+    # and that user's number (release_test_user).
     test_user_lock: object = None
+    test_user_held: int = 0
 
     @property
     def course(self):
@@ -176,16 +179,43 @@ def _test_user_locks():
 
 
 def processes_of(uid):
-    """The pids of the processes whose real or effective user is `uid`."""
+    """The pids of the live processes (not zombies) whose real or effective user is `uid`."""
     found = []
     for status in pathlib.Path("/proc").glob("[0-9]*/status"):
         try:
-            line = next(l for l in status.read_text().splitlines() if l.startswith("Uid:"))
-        except (OSError, StopIteration):
+            lines = status.read_text().splitlines()
+            uids = next(l for l in lines if l.startswith("Uid:")).split()[1:3]
+            state = next((l.split()[1] for l in lines if l.startswith("State:")), "?")
+        except (OSError, StopIteration, IndexError):
             continue
-        if str(uid) in line.split()[1:3]:
+        if str(uid) in uids and state not in ("Z", "X"):
             found.append(int(status.parent.name))
     return found
+
+
+def _none_left(uid, seconds):
+    """Whether no process of `uid` is left within `seconds` (one killed a moment ago still exits)."""
+    until = time.monotonic() + seconds
+    while processes_of(uid):
+        if time.monotonic() > until:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def release_test_user(ws):
+    """At a grading's end: every process its test user still runs is stopped (a test program whose
+    supervisor ctest killed at a time limit exits a moment later; the class check of 2026-11-28 had
+    the worker's next grading find one), then its lock let go of."""
+    if ws.test_user_lock is None:
+        return
+    uid = ws.test_user_held  # (also where the tests fell back to the grader's user)
+    for pid in processes_of(uid):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    _none_left(uid, 10)
+    os.close(ws.test_user_lock)
+    ws.test_user_lock = None
 
 
 def hold_test_user(ws, uid):
@@ -205,11 +235,11 @@ def hold_test_user(ws, uid):
     except BlockingIOError:
         os.close(fd)
         raise ValueError(f"uid {uid} is another grading's test user now: give each grading a test user of its own") from None
-    running = processes_of(uid)
+    running = [] if _none_left(uid, 10) else processes_of(uid)
     if running:
         os.close(fd)
         raise ValueError(f"uid {uid} still runs processes ({', '.join(map(str, running[:5]))}): a test user must own none")
-    ws.test_user_lock = fd
+    ws.test_user_lock, ws.test_user_held = fd, uid
 
 
 def account_of(number):
