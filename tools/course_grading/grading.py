@@ -122,12 +122,7 @@ def prepare(course_root, root, hidden=(), sandbox=True, require_sandbox=False, t
     ws = Workspace(pathlib.Path(root).resolve(), sandbox=sandbox,
                    hidden=[pathlib.Path(h).resolve() for h in hidden])
     ws.root.mkdir(parents=True, exist_ok=True)
-    choose_test_user(ws, test_uid)
-    # Other users' gradings on a shared node cannot look in; with a test user, its group may enter
-    # (the course copy and the build), no other grading's test user.
-    if ws.test_user:
-        os.chown(ws.root, 0, ws.test_user[1])
-    os.chmod(ws.root, 0o750 if ws.test_user else 0o700)
+    os.chmod(ws.root, 0o700)  # other users' gradings on a shared node cannot look in
     if not ws.course.exists():
         S.clean_copy(pathlib.Path(course_root), ws.course)
         # The handed-out starter files, put back before each submission of a reused workspace.
@@ -144,6 +139,11 @@ def prepare(course_root, root, hidden=(), sandbox=True, require_sandbox=False, t
             ws.notes.append("Student code ran unconfined: this kernel has no Landlock sandbox.")
         else:
             _compile_launcher(ws.course / "tools" / "course_grading" / "sandbox.c", ws.launcher)
+    # (once the sandbox is known: without it there is no test user)
+    choose_test_user(ws, test_uid)
+    if ws.test_user:  # its group may enter (the course copy, the build), no other grading's test user
+        os.chown(ws.root, 0, ws.test_user[1])
+        os.chmod(ws.root, 0o750)
     return ws
 
 
