@@ -2760,6 +2760,15 @@ class TestUser(CompiledSandbox, unittest.TestCase):
             self.assertEqual(done.returncode, 2, bad)
             self.assertIn("usage", done.stderr)
 
+    def start_sleeping_as(self, uid):
+        """A process of user `uid` (a sleep, in the sandbox without its filter), once it runs."""
+        process = subprocess.Popen([str(self.launcher), "-u", f"{uid}:{uid}", "--", "/bin/sleep", "30"])
+        for _ in range(500):
+            if G.processes_of(uid):
+                break
+            time.sleep(0.01)
+        return process
+
     def test_a_test_user_is_one_grading_s_alone(self):
         """Found by an adversarial review (2026-11-28): two gradings given one test user (two classes
         with one --test-uids, a grade-submission beside a class) could look into each other's
@@ -2775,12 +2784,8 @@ class TestUser(CompiledSandbox, unittest.TestCase):
             os.close(first.test_user_lock)
         G.choose_test_user(second, 61109)  # free again once the first grading ended
         os.close(second.test_user_lock)
-        left = subprocess.Popen([str(self.launcher), "-u", "61110:61110", "--", "/bin/sleep", "30"])
+        left = self.start_sleeping_as(61110)
         try:
-            for _ in range(500):
-                if G.processes_of(61110):
-                    break
-                time.sleep(0.01)
             with self.assertRaises(ValueError) as running:  # (after waiting 10 s for it to end)
                 G.choose_test_user(G.Workspace(pathlib.Path("/nonexistent/c")), 61110)
             self.assertIn("still runs processes", str(running.exception))
@@ -2791,12 +2796,8 @@ class TestUser(CompiledSandbox, unittest.TestCase):
         # at a time limit exits a moment later), so that the worker's next grading finds none.
         ws = G.Workspace(pathlib.Path("/nonexistent/d"))
         G.choose_test_user(ws, 61111)
-        left = subprocess.Popen([str(self.launcher), "-u", "61111:61111", "--", "/bin/sleep", "30"])
+        left = self.start_sleeping_as(61111)
         try:
-            for _ in range(500):
-                if G.processes_of(61111):
-                    break
-                time.sleep(0.01)
             G.release_test_user(ws)
             self.assertEqual(G.processes_of(61111), [])
             self.assertIsNone(ws.test_user_lock)

@@ -778,45 +778,10 @@ TEST(GpuTurn, AProgramOfSeveralGpusGetsItsTurnWhileEachGpuMeasuresInTurn) {
   files.remove();
 }
 
-// A program of several GPUs makes its context in a context turn of the programs of several GPUs
-// (one at a time among them), not in each GPU's: waiting for the first GPU's, it held up that
-// GPU's programs' starts; for every GPU's at once, it seldom found them all free.
-TEST(GpuTurn, ProgramsOfSeveralGpusMakeTheirContextsOneAtATimeAmongThemselves) {
-  using course::GpuTurnMode;
-  const TwoGpuTurnFiles files("course-gpu-turn-pair-context");
-  const std::chrono::milliseconds short_wait(300), long_wait(10000);
-  std::atomic<bool> first_given{false}, first_release{false};
-  std::thread first_gpu_context = take_context_turn(files.first, first_given, first_release);
-  ASSERT_TRUE(becomes_true_within(first_given, long_wait));
-  course::GpuTurn making(files.both);
-  std::atomic<bool> made{false};
-  std::thread make([&] {
-    making.take_context_turn();
-    made = true;
-  });
-  EXPECT_TRUE(becomes_true_within(made, long_wait)) << "a program of both GPUs waited for a program of one to make its context";
-  make.join();
-  std::atomic<bool> next_given{false}, next_release{true};
-  std::thread next = take_context_turn(files.both, next_given, next_release);
-  EXPECT_FALSE(becomes_true_within(next_given, short_wait)) << "two programs of both GPUs made their contexts at once";
-  making.release_context_turn();
-  EXPECT_TRUE(becomes_true_within(next_given, long_wait));
-  next.join();
-  first_release = true;
-  first_gpu_context.join();
-  files.remove();
-}
-
-// Without the priority (a folder where the pair gate would be: the grader's default), a program of
-// several GPUs makes its context in the pair's context turn all the same, where the grader made
-// that file: waiting for every GPU's context turn at once, it found them all free only once the
-// programs of one GPU ran out (the CPU model with contexts of 300 ms: none of 12 programs of both
-// GPUs ended in 30 s; a class of 16 on 2 x H200, 2026-11-28, idled both GPUs for minutes).
-TEST(GpuTurn, ThePairContextTurnServesWithoutThePriority) {
-  const TwoGpuTurnFiles files("course-gpu-turn-pair-context-alone");
-  const std::string stem = files.first.substr(0, files.first.size() - std::string("0.turn").size());
-  ASSERT_EQ(::mkdir((stem + "pair.gate").c_str(), 0755), 0);  // the grader's folder: no gate
-  std::fclose(std::fopen((stem + "pair.context").c_str(), "a"));
+// What the two tests below share: with the first GPU's context turn held by a program of that GPU,
+// a program of both GPUs makes its context (in the pair's context turn), and a second one waits
+// for the first to end its turn.
+void expect_programs_of_both_gpus_make_contexts_among_themselves(const TwoGpuTurnFiles& files) {
   const std::chrono::milliseconds short_wait(300), long_wait(10000);
   std::atomic<bool> first_given{false}, first_release{false};
   std::thread first_gpu_context = take_context_turn(files.first, first_given, first_release);
@@ -839,6 +804,28 @@ TEST(GpuTurn, ThePairContextTurnServesWithoutThePriority) {
   next.join();
   first_release = true;
   first_gpu_context.join();
+}
+
+// A program of several GPUs makes its context in a context turn of the programs of several GPUs
+// (one at a time among them), not in each GPU's: waiting for the first GPU's, it held up that
+// GPU's programs' starts; for every GPU's at once, it seldom found them all free.
+TEST(GpuTurn, ProgramsOfSeveralGpusMakeTheirContextsOneAtATimeAmongThemselves) {
+  const TwoGpuTurnFiles files("course-gpu-turn-pair-context");
+  expect_programs_of_both_gpus_make_contexts_among_themselves(files);
+  files.remove();
+}
+
+// Without the priority (a folder where the pair gate would be: the grader's default), a program of
+// several GPUs makes its context in the pair's context turn all the same, where the grader made
+// that file: waiting for every GPU's context turn at once, it found them all free only once the
+// programs of one GPU ran out (the CPU model with contexts of 300 ms: none of 12 programs of both
+// GPUs ended in 30 s; a class of 16 on 2 x H200, 2026-11-28, idled both GPUs for minutes).
+TEST(GpuTurn, ThePairContextTurnServesWithoutThePriority) {
+  const TwoGpuTurnFiles files("course-gpu-turn-pair-context-alone");
+  const std::string stem = files.first.substr(0, files.first.size() - std::string("0.turn").size());
+  ASSERT_EQ(::mkdir((stem + "pair.gate").c_str(), 0755), 0);  // the grader's folder: no gate
+  std::fclose(std::fopen((stem + "pair.context").c_str(), "a"));
+  expect_programs_of_both_gpus_make_contexts_among_themselves(files);
   ::rmdir((stem + "pair.gate").c_str());
   files.remove();
 }

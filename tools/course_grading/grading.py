@@ -25,9 +25,11 @@ A Workspace is one grading's folder:
 import collections
 import contextlib
 import fcntl
+import grp
 import json
 import os
 import pathlib
+import pwd
 import re
 import shutil
 import signal
@@ -228,13 +230,15 @@ def hold_test_user(ws, uid):
     folder.mkdir(mode=0o700, exist_ok=True)
     info = os.lstat(folder)
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != 0 or info.st_mode & 0o022:
-        raise ValueError(f"{folder} is not a folder of root's that only root may write: the test users' locks cannot be kept there")
+        raise ValueError(f"{folder} is not a folder of root's that only root may write: the test users' locks "
+                         "cannot be kept there")
     fd = os.open(folder / f"{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
-        raise ValueError(f"uid {uid} is another grading's test user now: give each grading a test user of its own") from None
+        raise ValueError(f"uid {uid} is another grading's test user now: give each grading a test user of its "
+                         "own") from None
     running = [] if _none_left(uid, 10) else processes_of(uid)
     if running:
         os.close(fd)
@@ -244,8 +248,6 @@ def hold_test_user(ws, uid):
 
 def account_of(number):
     """The user or group of this machine with this number ("user NAME", "group NAME"), or ""."""
-    import grp
-    import pwd
     try:
         return f"user {pwd.getpwuid(number).pw_name}"
     except KeyError:
@@ -266,8 +268,9 @@ def give_to_test_user(ws, folder, mode=0o700):
 def confirm_test_user(ws, devices=None):
     """Before the tests: whether the test user can run the built test programs, write its scratch
     folder and open the GPU driver's device files (a folder on the way that only root may enter, a
-    build of mode 0700, an umask of 077, devices of a group). Where it cannot, the test programs run as the grader (ws.test_user None) and
-    ws.test_user_note names the first path it could not reach."""
+    build of mode 0700, an umask of 077, devices of a group). Where it cannot, the test programs
+    run as the grader (ws.test_user None) and ws.test_user_note names the first path it could not
+    use."""
     if not ws.test_user:
         return
     uid, gid = ws.test_user
@@ -275,8 +278,8 @@ def confirm_test_user(ws, devices=None):
     # The GPU driver's device files (a driver that makes them 0660 for a group would fail every GPU
     # test as the test user: an adversarial review, 2026-11-28), read and written as the driver does.
     if devices is None:  # (a test gives its own)
-        devices = sorted(str(d) for d in [*pathlib.Path("/dev").glob("nvidia*"), *pathlib.Path("/dev").glob("nvidia-caps/*")]
-                         if d.is_char_device())
+        dev = pathlib.Path("/dev")
+        devices = sorted(str(d) for d in [*dev.glob("nvidia*"), *dev.glob("nvidia-caps/*")] if d.is_char_device())
     # In sh (this Python may lie where the test user cannot reach it): for each KIND:PATH (r: read
     # and enter or run, w: write and enter, d: read and write), the first folder on the way that
     # the user may not enter, or the path itself, that it may not use.
