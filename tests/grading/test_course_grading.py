@@ -2842,6 +2842,26 @@ class TestUser(CompiledSandbox, unittest.TestCase):
                 ws.test_user = (61105, 61105)
                 G.confirm_test_user(ws, devices=[str(device)])
                 self.assertEqual(ws.test_user, (61105, 61105), ws.test_user_note)
+                # The MIG capabilities: read only, and only those a group or everyone may read (a
+                # 0400 nvidia-cap1 is root's, on every GPU machine without MIG: 2 x H200, 2026-11-28).
+                dev = root / "dev"
+                (dev / "nvidia-caps").mkdir(parents=True)
+                os.mknod(dev / "nvidia0", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+                os.chmod(dev / "nvidia0", 0o666)
+                (dev / "nvidia-smi-like").write_text("")  # (no device file)
+                for name, mode in (("nvidia-cap1", 0o400), ("nvidia-cap2", 0o444), ("nvidia-cap3", 0o440)):
+                    os.mknod(dev / "nvidia-caps" / name, mode | stat.S_IFCHR, os.makedev(1, 3))
+                os.chmod(dev / "nvidia-caps" / "nvidia-cap3", 0o440)
+                os.chmod(dev / "nvidia-caps" / "nvidia-cap2", 0o444)
+                files = G.driver_device_files(dev)
+                self.assertEqual(files, [f"d:{dev}/nvidia0", f"f:{dev}/nvidia-caps/nvidia-cap2",
+                                         f"f:{dev}/nvidia-caps/nvidia-cap3"])
+                G.confirm_test_user(ws, devices=files[:2])
+                self.assertEqual(ws.test_user, (61105, 61105), ws.test_user_note)
+                G.confirm_test_user(ws, devices=files)
+                self.assertIsNone(ws.test_user)
+                self.assertIn(f"cannot reach {dev}/nvidia-caps/nvidia-cap3 ", ws.test_user_note)
+                ws.test_user = (61105, 61105)
                 G.write_test_sandbox_args(ws)
                 self.assertIn("-u 61105:61105", ws.sandbox_args.read_text().splitlines())
                 os.chmod(ws.course, 0o700)  # (an umask of 077, a folder on the way only root may enter)

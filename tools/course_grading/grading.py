@@ -265,6 +265,23 @@ def give_to_test_user(ws, folder, mode=0o700):
         os.chmod(folder, mode)
 
 
+def driver_device_files(dev=pathlib.Path("/dev")):
+    """The GPU driver's device files that a test program opens, as KIND:PATH for confirm_test_user:
+    /dev/nvidia* read and written (d:); of the MIG capabilities (/dev/nvidia-caps), read (f:), those
+    the driver lets a group or everyone read. The others are the administrator's: on a GPU without
+    MIG the driver makes nvidia-cap1 (configuring MIG) root's alone, 0400, and CUDA never opens it
+    (2 x H200, 2026-11-28: checking it made every grading fall back to the grader's user)."""
+    files = [f"d:{d}" for d in sorted(dev.glob("nvidia*")) if d.is_char_device()]
+    for cap in sorted(dev.glob("nvidia-caps/*")):
+        try:
+            info = cap.stat()
+        except OSError:
+            continue
+        if stat.S_ISCHR(info.st_mode) and info.st_mode & 0o044:
+            files.append(f"f:{cap}")
+    return files
+
+
 def confirm_test_user(ws, devices=None):
     """Before the tests: whether the test user can run the built test programs, write its scratch
     folder and open the GPU driver's device files (a folder on the way that only root may enter, a
@@ -276,17 +293,17 @@ def confirm_test_user(ws, devices=None):
     uid, gid = ws.test_user
     programs = sorted(ws.build.glob("student_*_tests"))[:2]
     # The GPU driver's device files (a driver that makes them 0660 for a group would fail every GPU
-    # test as the test user: an adversarial review, 2026-11-28), read and written as the driver does.
+    # test as the test user: an adversarial review, 2026-11-28), as the driver opens them.
     if devices is None:  # (a test gives its own)
-        dev = pathlib.Path("/dev")
-        devices = sorted(str(d) for d in [*dev.glob("nvidia*"), *dev.glob("nvidia-caps/*")] if d.is_char_device())
+        devices = driver_device_files()
     # In sh (this Python may lie where the test user cannot reach it): for each KIND:PATH (r: read
-    # and enter or run, w: write and enter, d: read and write), the first folder on the way that
+    # and enter or run, w: write and enter, d: read and write, f: read), the first folder on the way that
     # the user may not enter, or the path itself, that it may not use.
     check = r"""
 for item in "$@"; do
   kind=${item%%:*}; path=${item#*:}
   case $kind in
+    f) [ -r "$path" ] && continue ;;
     r) [ -r "$path" ] && [ -x "$path" ] && continue ;;
     w) [ -w "$path" ] && [ -x "$path" ] && continue ;;
     d) [ -r "$path" ] && [ -w "$path" ] && continue ;;
@@ -299,7 +316,8 @@ for item in "$@"; do
   done
   echo "$path"; exit 1
 done"""
-    items = [f"r:{ws.build}", *[f"r:{p}" for p in programs], f"w:{ws.scratch / 'tmp'}", *[f"d:{d}" for d in devices]]
+    items = [f"r:{ws.build}", *[f"r:{p}" for p in programs], f"w:{ws.scratch / 'tmp'}",
+             *[d if re.match(r"[rwdf]:", d) else f"d:{d}" for d in devices]]
     try:
         done = subprocess.run(["/bin/sh", "-c", check, "sh", *items],
                               user=uid, group=gid, extra_groups=[], stdin=subprocess.DEVNULL, capture_output=True,
