@@ -30,6 +30,7 @@ echo "cores: $(nproc)" | tee -a "$logs/device.txt"
 # gives 0.93 (2026-11-27); the topology tells whether the gradings ran far from their GPU.
 { nvidia-smi topo -m; lscpu | grep -Ei "numa|socket|model name"; } >"$logs/topology.txt" 2>&1
 work=$(mktemp -d)
+chmod 755 "$work"  # (mktemp's 0700 would keep CLASS_ARGS="--test-uids ..." users out: grade-class refuses)
 # The course without its builds and without .git: a course with .git is judged by its HEAD, and
 # the device's copy of .git can be older than its files.
 mkdir -p "$work/course"
@@ -116,6 +117,11 @@ grade() {  # grade NAME SUBMISSIONS GPUS
   # Each grading's timing.json (phases, waits), in one file: a device run returns few files.
   # (with CLASS_ARGS=--profile, each grading's profile.txt too: where its test programs' time went)
   (cd "$work/$name-graded" && tar czf "$logs/$name-timing.tgz" */timing.json $(ls */profile.txt 2>/dev/null) 2>/dev/null)
+  # The workers' folders of the gradings a deadline stopped (grade-class removes them when it ends):
+  # their ctest logs and what ran one by one say where those gradings were and why (the class of
+  # 2026-11-28 that graded none: every case ran alone, and nothing here said so).
+  (cd "$work/$name-graded/.work" 2>/dev/null && tar czf "$logs/$name-workers.tgz" \
+    $(ls worker-*/one-by-one.txt worker-*/every-gpu-one-by-one.txt worker-*/ctest-*.log 2>/dev/null) 2>/dev/null)
   # Each grading's own log (which phase it was in when a deadline stopped it), in one file too.
   (cd "$work/$name-graded" && tar czf "$logs/$name-grade-logs.tgz" $(ls */grade.log 2>/dev/null) 2>/dev/null)
   # (make-class adds the starter to the references: count what was graded, not what was asked.)

@@ -2840,6 +2840,8 @@ class TestUser(CompiledSandbox, unittest.TestCase):
                 self.assertIn(f"cannot reach {device} ", ws.test_user_note)
                 os.chmod(device, 0o666)
                 ws.test_user = (61105, 61105)
+                for path in (ws.scratch, ws.scratch / "tmp", ws.scratch / "home", ws.scratch / "cuda-cache"):
+                    G.give_to_test_user(ws, path)  # (the fallback above took them back)
                 G.confirm_test_user(ws, devices=[str(device)])
                 self.assertEqual(ws.test_user, (61105, 61105), ws.test_user_note)
                 # The MIG capabilities: read only, and only those a group or everyone may read (a
@@ -2862,11 +2864,17 @@ class TestUser(CompiledSandbox, unittest.TestCase):
                 self.assertIsNone(ws.test_user)
                 self.assertIn(f"cannot reach {dev}/nvidia-caps/nvidia-cap3 ", ws.test_user_note)
                 ws.test_user = (61105, 61105)
+                for path in (ws.scratch, ws.scratch / "tmp", ws.scratch / "home", ws.scratch / "cuda-cache"):
+                    G.give_to_test_user(ws, path)  # (the fallback above took them back)
                 G.write_test_sandbox_args(ws)
                 self.assertIn("-u 61105:61105", ws.sandbox_args.read_text().splitlines())
                 os.chmod(ws.course, 0o700)  # (an umask of 077, a folder on the way only root may enter)
                 G.confirm_test_user(ws)
                 self.assertIsNone(ws.test_user)
+                # The scratch folders are the grader's again: its programs, without a capability in the
+                # sandbox, could not write the test user's (2 x H200, 2026-11-28: every case crashed).
+                for path in (ws.scratch, ws.scratch / "tmp", ws.scratch / "home", ws.scratch / "cuda-cache"):
+                    self.assertEqual(path.stat().st_uid, os.geteuid(), path)
                 self.assertEqual(ws.test_user_note, f"the grader's: uid 61105 cannot reach {ws.course} (the folders on "
                                                     "the way must let others enter)")
                 G.write_test_sandbox_args(ws)
@@ -2886,6 +2894,21 @@ class TestUser(CompiledSandbox, unittest.TestCase):
         G.choose_test_user(ws, 61106)
         self.assertIsNone(ws.test_user)
         self.assertIn("without the sandbox", ws.test_user_note)
+
+    def test_a_class_that_its_test_users_cannot_enter_stops_before_it_grades(self):
+        # (a class under mktemp -d's 0700 ran its tests as root in scratch folders of its test users,
+        # where nothing could be written: 0 graded in 355 s on 2 x H200, 2026-11-28)
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder)
+            os.chmod(root, 0o700)
+            subprocess.run([sys.executable, str(COURSE / "tools" / "make-class.py"), "make", str(root / "class"),
+                            "--references", "1"], check=True, capture_output=True)
+            done = subprocess.run([str(COURSE / "tools" / "grade-class"), str(root / "class"), "-o", str(root / "out"),
+                                   "--test-uids", "61150", "--chapters", "06-transpose"],
+                                  capture_output=True, text=True, timeout=120)
+            self.assertNotEqual(done.returncode, 0)
+            self.assertIn(f"uid 61150 cannot enter {root}: the folders on the way", done.stderr + done.stdout)
+            self.assertFalse((root / "out" / "ref-1").exists())
 
 
 class SandboxReview(CompiledSandbox, unittest.TestCase):

@@ -60,6 +60,12 @@ class Workspace:
     syscalls: str = "enforce"
     # How the scratch folder is bounded (cap_scratch): "2 GiB (a tmpfs of its own)", or why not.
     scratch_cap: str = ""
+    # How many cases test() ran one by one after their batches (a program each, a context each),
+    # of this GPU's and of every GPU (timing.json's cases_run_alone): a few are the batches' first
+    # failures; most of a grading's cases there is a batch that stands in nothing anywhere (the
+    # class of 2026-11-28 whose programs could write no record ran all 420 so, and graded none).
+    run_alone: int = 0
+    run_alone_every_gpu: int = 0
     # The user and group the test programs run as (course-sandbox -u; grade-submission --test-uid),
     # or None: the grader's own. Set by choose_test_user, dropped by confirm_test_user where that
     # user cannot reach the build.
@@ -282,24 +288,10 @@ def driver_device_files(dev=pathlib.Path("/dev")):
     return files
 
 
-def confirm_test_user(ws, devices=None):
-    """Before the tests: whether the test user can run the built test programs, write its scratch
-    folder and open the GPU driver's device files (a folder on the way that only root may enter, a
-    build of mode 0700, an umask of 077, devices of a group). Where it cannot, the test programs
-    run as the grader (ws.test_user None) and ws.test_user_note names the first path it could not
-    use."""
-    if not ws.test_user:
-        return
-    uid, gid = ws.test_user
-    programs = sorted(ws.build.glob("student_*_tests"))[:2]
-    # The GPU driver's device files (a driver that makes them 0660 for a group would fail every GPU
-    # test as the test user: an adversarial review, 2026-11-28), as the driver opens them.
-    if devices is None:  # (a test gives its own)
-        devices = driver_device_files()
-    # In sh (this Python may lie where the test user cannot reach it): for each KIND:PATH (r: read
-    # and enter or run, w: write and enter, d: read and write, f: read), the first folder on the way that
-    # the user may not enter, or the path itself, that it may not use.
-    check = r"""
+# In sh (this Python may lie where the test user cannot reach it): for each KIND:PATH (r: read and
+# enter or run, w: write and enter, d: read and write, f: read), the first folder on the way that
+# the user may not enter, or the path itself, that it may not use.
+_REACH_CHECK = r"""
 for item in "$@"; do
   kind=${item%%:*}; path=${item#*:}
   case $kind in
@@ -316,19 +308,57 @@ for item in "$@"; do
   done
   echo "$path"; exit 1
 done"""
-    items = [f"r:{ws.build}", *[f"r:{p}" for p in programs], f"w:{ws.scratch / 'tmp'}",
-             *[d if re.match(r"[rwdf]:", d) else f"d:{d}" for d in devices]]
+
+
+def unreachable_for(uid, gid, items):
+    """The first path of `items` (KIND:PATH, as _REACH_CHECK takes them) that uid:gid cannot use, or
+    the first folder on its way that it may not enter; "" where it can use them all."""
     try:
-        done = subprocess.run(["/bin/sh", "-c", check, "sh", *items],
+        done = subprocess.run(["/bin/sh", "-c", _REACH_CHECK, "sh", *items],
                               user=uid, group=gid, extra_groups=[], stdin=subprocess.DEVNULL, capture_output=True,
                               text=True, timeout=60)
-        failed = done.returncode != 0
-        where = done.stdout.strip() or done.stderr.strip()[-200:]
     except (OSError, subprocess.SubprocessError) as error:
-        failed, where = True, str(error)
-    if failed:
+        return str(error)
+    if done.returncode == 0:
+        return ""
+    return done.stdout.strip() or done.stderr.strip()[-200:] or f"(exit status {done.returncode})"
+
+
+def confirm_test_user(ws, devices=None):
+    """Before the tests: whether the test user can run the built test programs, write its scratch
+    folder and open the GPU driver's device files (a folder on the way that only root may enter, a
+    build of mode 0700, an umask of 077, devices of a group). Where it cannot, the test programs
+    run as the grader (ws.test_user None), ws.test_user_note names the first path it could not
+    use, and the scratch folder and its folders are the grader's again (take_back_scratch)."""
+    if not ws.test_user:
+        return
+    uid, gid = ws.test_user
+    programs = sorted(ws.build.glob("student_*_tests"))[:2]
+    # The GPU driver's device files (a driver that makes them 0660 for a group would fail every GPU
+    # test as the test user: an adversarial review, 2026-11-28), as the driver opens them.
+    if devices is None:  # (a test gives its own)
+        devices = driver_device_files()
+    items = [f"r:{ws.build}", *[f"r:{p}" for p in programs], f"w:{ws.scratch / 'tmp'}",
+             *[d if re.match(r"[rwdf]:", d) else f"d:{d}" for d in devices]]
+    where = unreachable_for(uid, gid, items)
+    if where:
         ws.test_user = None
         ws.test_user_note = f"the grader's: uid {uid} cannot reach {where} (the folders on the way must let others enter)"
+        take_back_scratch(ws)
+
+
+def take_back_scratch(ws):
+    """The scratch folder and the folders made in it for the test user (tmp, home, CUDA's cache,
+    records) become the grader's again, where the tests fall back to the grader's user: a test
+    program runs in the sandbox without any capability, root's CAP_DAC_OVERRIDE too, so it can
+    write only what its user owns. Found on 2 x H200 (2026-11-28): a class whose work folder was
+    under a folder of mode 0700 fell back, and its programs, as root, could write no record, no
+    temporary file: every batch stood in nothing and every case ran alone and crashed (0 of 83 on
+    the CPU, 0 graded in 355 s on the GPUs). Nothing ran in them yet: only these folders change."""
+    owner = (os.geteuid(), os.getegid())
+    for folder in (ws.scratch, *(ws.scratch / name for name in ("tmp", "home", "cuda-cache", "records"))):
+        if folder.is_dir() and not folder.is_symlink():
+            os.chown(folder, *owner)
 
 
 def confined(ws, *, write=(), read=()):
@@ -966,6 +996,7 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
             else:  # never batched: the extra runs (another CUDA_VISIBLE_DEVICES), a case of its own
                 results.append(result)
         if one_by_one:
+            ws.run_alone_every_gpu = len(one_by_one)
             listing = ws.root / "every-gpu-one-by-one.txt"  # (not one-by-one.txt: this may run beside)
             listing.write_text("".join(f"{case}\n" for case in one_by_one))
             wanted = set(one_by_one)
@@ -1080,6 +1111,7 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
         one_by_one = [] if failure_stands() else [case for case in first_cases if case not in judged]
         listing = ws.root / "one-by-one.txt"
         listing.write_text("".join(f"{case}\n" for case in one_by_one))
+        ws.run_alone = len(one_by_one)
         if one_by_one:
             for phase, selection, shared, phase_jobs, turn_lock, is_alone in phases:
                 if runs_in(is_alone, one_by_one) and not failure_stands():
