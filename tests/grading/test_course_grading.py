@@ -16,6 +16,7 @@ import os
 import pathlib
 import signal
 import stat
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -2894,6 +2895,35 @@ class TestUser(CompiledSandbox, unittest.TestCase):
         G.choose_test_user(ws, 61106)
         self.assertIsNone(ws.test_user)
         self.assertIn("without the sandbox", ws.test_user_note)
+
+    def test_a_sandbox_that_cannot_write_its_folders_stops_the_grading(self):
+        # (programs as root, without a capability, in folders of a test user's: every case crashed,
+        # a reference scored 0 of 83 on the CPU, 2026-11-28; a grader's mistake is no student's zero)
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder).resolve()
+            os.chmod(root, 0o755)
+            ws = G.Workspace(root / "work")
+            (ws.root / "bin").mkdir(parents=True)
+            shutil.copy(self.launcher, ws.launcher)
+            ws.course.mkdir()
+            for path in (ws.scratch, ws.records, *(ws.scratch / n for n in ("tmp", "home", "cuda-cache"))):
+                path.mkdir(parents=True, exist_ok=True)
+            ws.syscalls = "off"
+            G.write_test_sandbox_args(ws)
+            G.check_test_sandbox(ws)  # the grader's own folders: it writes them all, and leaves nothing
+            self.assertEqual([p for p in ws.scratch.rglob("*") if p.is_file()], [])
+            os.chown(ws.scratch / "home", 61108, 61108)
+            os.chmod(ws.scratch / "home", 0o700)
+            with self.assertRaises(OSError) as stopped:
+                G.check_test_sandbox(ws)
+            self.assertIn(f"the test programs' sandbox (the grader's user) cannot write {ws.scratch / 'home'}: nothing "
+                          "was graded", str(stopped.exception))
+            ws.test_user = (61108, 61108)  # as that user, it may
+            G.write_test_sandbox_args(ws)
+            os.chown(ws.scratch, 61108, 61108)
+            for path in (ws.records, ws.scratch / "tmp", ws.scratch / "cuda-cache"):
+                os.chown(path, 61108, 61108)
+            G.check_test_sandbox(ws)
 
     def test_a_class_that_its_test_users_cannot_enter_stops_before_it_grades(self):
         # (a class under mktemp -d's 0700 ran its tests as root in scratch folders of its test users,

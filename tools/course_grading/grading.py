@@ -390,6 +390,38 @@ def write_test_sandbox_args(ws, turn_files=()):
     ws.sandbox_args.write_text("\n".join(lines) + "\n")
 
 
+def check_test_sandbox(ws):
+    """Before the first test program: a shell started as they are (the same sandbox, user and
+    folders; no system-call log) writes a file into each folder they write (records, tmp, home,
+    CUDA's cache). Where it cannot, the grading stops with OSError, not graded: a grader's
+    mistake must not be a student's zero. (2026-11-28: test programs that could write none of them
+    crashed in every case, and a reference scored 0 of 83.)"""
+    if not ws.sandbox:
+        return
+    folders = [ws.records, *(ws.scratch / name for name in ("tmp", "home", "cuda-cache"))]
+    options = ws.root / "sandbox-check.args"
+    options.write_text("".join(f"{line}\n" for line in ws.sandbox_args.read_text().splitlines()
+                               if not line.startswith("-s ")))
+    # (true, not ":": a special built-in's failed redirection ends the shell before the echo)
+    script = 'for d in "$@"; do true 2>/dev/null >"$d/.sandbox-check" || { echo "$d"; exit 1; }; done'
+    try:
+        done = subprocess.run([str(ws.launcher), "-f", str(options), "--", "/bin/sh", "-c", script, "sh",
+                               *map(str, folders)], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=60)
+        failed = done.returncode != 0
+        why = (done.stdout.strip() or done.stderr.strip())[-300:]
+    except (OSError, subprocess.SubprocessError) as error:
+        failed, why = True, str(error)
+    finally:
+        for folder in folders:
+            with contextlib.suppress(OSError):
+                os.unlink(folder / ".sandbox-check")
+    if failed:
+        runs_as = f"uid {ws.test_user[0]}" if ws.test_user else "the grader's user"
+        raise OSError(f"the test programs' sandbox ({runs_as}) cannot write {why or 'its folders'}: nothing was "
+                      "graded (the grader's fault, not the submission's)")
+
+
 def _syscall_names():
     """{number: name} of this machine's x86-64 system calls, from the kernel headers ({} without them)."""
     for header in ("/usr/include/x86_64-linux-gnu/asm/unistd_64.h", "/usr/include/asm/unistd_64.h"):
@@ -885,6 +917,7 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
         write_test_sandbox_args(ws, turn_files if class_turns else [])
     R.clear_reports(ws.records)
     give_to_test_user(ws, ws.records)  # (made by the grader: the test programs write their records there)
+    check_test_sandbox(ws)
     started = time.monotonic()
     only = "^student\\.(" + "|".join(c.replace("-", "\\-") for c in chapters) + ")\\."
     properties = R.test_properties(ws.build, env=env, cwd=ws.course)
