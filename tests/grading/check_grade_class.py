@@ -198,6 +198,14 @@ def main():
         there = (work / "graded-slurm" / "class.csv").read_text() if (work / "graded-slurm" / "class.csv").exists() else "-"
         if here != there:
             problems.append(f"class.csv differs between this machine and Slurm:\n{here}\n---\n{there}")
+        if args.test_uids is not None and os.geteuid() == 0:
+            # Every task as a test user of its own (grade-submission --test-uid-pool: the tasks of a
+            # node take the first free of a pool), as on this machine.
+            for timing in sorted((work / "graded-slurm").glob("*/timing.json")):
+                said = json.loads(timing.read_text()).get("test_user", "")
+                if not said.endswith("(its own)"):
+                    problems.append(f"{timing.parent.name} (Slurm): the test programs did not run as a user of "
+                                    f"their own: {said!r}")
 
     rows = list(csv.DictReader(open(work / "graded" / "class.csv"))) if (work / "graded" / "class.csv").exists() else []
     if [r["student"] for r in rows] != chosen:

@@ -2896,6 +2896,32 @@ class TestUser(CompiledSandbox, unittest.TestCase):
         self.assertIsNone(ws.test_user)
         self.assertIn("without the sandbox", ws.test_user_note)
 
+    def test_a_pool_of_test_users_gives_each_grading_the_first_free_one(self):
+        # (Slurm's tasks that share a node: no one numbers them among themselves)
+        held = []
+        try:
+            for expected in (61120, 61121, 61122):
+                ws = G.Workspace(pathlib.Path("/nonexistent"))
+                G.choose_test_user(ws, 61120, 3)
+                self.assertEqual((ws.test_user, ws.test_user_note), ((expected, expected), f"uid {expected}, gid "
+                                                                      f"{expected} (its own)"))
+                held.append(ws)
+            with self.assertRaises(ValueError) as taken:
+                G.choose_test_user(G.Workspace(pathlib.Path("/nonexistent")), 61120, 3)
+            self.assertIn("every test user of uid 61120 to 61122 is another grading's", str(taken.exception))
+            G.release_test_user(held.pop(1))  # a task ends: the next takes its user
+            ws = G.Workspace(pathlib.Path("/nonexistent"))
+            G.choose_test_user(ws, 61120, 3)
+            self.assertEqual(ws.test_user, (61121, 61121))
+            held.append(ws)
+        finally:
+            for ws in held:
+                G.release_test_user(ws)
+        done = subprocess.run([sys.executable, str(COURSE / "tools" / "grade-submission"), "/nonexistent", "-o",
+                               "/nonexistent", "--test-uid-pool", "61120"], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 2)
+        self.assertIn("--test-uid-pool takes BASE:COUNT", done.stderr)
+
     def test_a_sandbox_that_cannot_write_its_folders_stops_the_grading(self):
         # (programs as root, without a capability, in folders of a test user's: every case crashed,
         # a reference scored 0 of 83 on the CPU, 2026-11-28; a grader's mistake is no student's zero)

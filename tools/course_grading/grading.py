@@ -123,10 +123,11 @@ def _compile_launcher(source, target):
     raise OSError("no C compiler (cc, gcc or clang) to build course-sandbox")
 
 
-def prepare(course_root, root, hidden=(), sandbox=True, require_sandbox=False, test_uid=None):
+def prepare(course_root, root, hidden=(), sandbox=True, require_sandbox=False, test_uid=None, test_uid_count=1):
     """A workspace with a clean copy of the course and the sandbox launcher. `hidden`: folders the
     code under test may not read (the instructor's checkout, the class, the reports). `test_uid`:
-    the user (and group, the same number) the test programs run as (choose_test_user)."""
+    the user (and group, the same number) the test programs run as, or the first of a pool of
+    `test_uid_count` that is free (choose_test_user)."""
     ws = Workspace(pathlib.Path(root).resolve(), sandbox=sandbox,
                    hidden=[pathlib.Path(h).resolve() for h in hidden])
     ws.root.mkdir(parents=True, exist_ok=True)
@@ -148,37 +149,51 @@ def prepare(course_root, root, hidden=(), sandbox=True, require_sandbox=False, t
         else:
             _compile_launcher(ws.course / "tools" / "course_grading" / "sandbox.c", ws.launcher)
     # (once the sandbox is known: without it there is no test user)
-    choose_test_user(ws, test_uid)
+    choose_test_user(ws, test_uid, test_uid_count)
     if ws.test_user:  # its group may enter (the course copy, the build), no other grading's test user
         os.chown(ws.root, 0, ws.test_user[1])
         os.chmod(ws.root, 0o750)
     return ws
 
 
-def choose_test_user(ws, uid):
+def choose_test_user(ws, uid, count=1):
     """Sets ws.test_user to (uid, uid) where the test programs can be given a user of their own: the
     grader runs as root and the sandbox runs them (course-sandbox -u). Such a program owns nothing
     of the node but its scratch folder: root's files are closed to it by the kernel's permissions
     (the threat model's row "read what the node keeps for root"), and so are the other gradings'
     workspaces and scratch folders (mode 0750 and 0700, each its own user's), which Landlock hides
     from opens but not from stat and readlink (the row "learn about hidden files"). Otherwise
-    ws.test_user stays None and ws.test_user_note says why."""
+    ws.test_user stays None and ws.test_user_note says why. With `count` > 1, a pool: the first of
+    uid .. uid + count - 1 that no other grading holds now (Slurm's tasks that share a node, which
+    no one numbers among themselves); ValueError where every one is taken."""
     if uid is None:
         ws.test_user_note = "the grader's (no --test-uid)"
-    elif not 0 < int(uid) < 2**32 - 1:
-        raise ValueError(f"a test user is a number from 1 to {2**32 - 2}, not {uid}")
-    elif account_of(int(uid)):
+        return
+    uid, count = int(uid), int(count)
+    if count < 1 or not 0 < uid or uid + count - 1 >= 2**32 - 1:
+        raise ValueError(f"a test user is a number from 1 to {2**32 - 2}: not {uid}"
+                         + (f" to {uid + count - 1}" if count != 1 else ""))
+    accounts = [(u, account_of(u)) for u in range(uid, uid + count) if account_of(u)]
+    if accounts:
         # An account's files (its home, its mail) would be the test programs' own.
-        raise ValueError(f"uid {uid} is {account_of(int(uid))} on this machine: give the test users numbers that no "
-                         "account or group uses")
-    elif os.geteuid() != 0:
+        raise ValueError(f"uid {accounts[0][0]} is {accounts[0][1]} on this machine: give the test users numbers that "
+                         "no account or group uses")
+    if os.geteuid() != 0:
         ws.test_user_note = f"the grader's: running the test programs as uid {uid} needs a grader running as root"
     elif not ws.sandbox:
         ws.test_user_note = "the grader's: without the sandbox there is no test user"
     else:
-        hold_test_user(ws, int(uid))
-        ws.test_user = (int(uid), int(uid))
-        ws.test_user_note = f"uid {uid}, gid {uid} (its own)"
+        for candidate in range(uid, uid + count):
+            try:
+                hold_test_user(ws, candidate)
+                break
+            except ValueError as taken:
+                if candidate == uid + count - 1:
+                    raise (ValueError(f"every test user of uid {uid} to {candidate} is another grading's, or still "
+                                      f"runs processes: give the pool more numbers (the last: {taken})")
+                           if count > 1 else taken) from None
+        ws.test_user = (candidate, candidate)
+        ws.test_user_note = f"uid {candidate}, gid {candidate} (its own)"
 
 
 def _test_user_locks():
