@@ -1819,6 +1819,7 @@ class Sandbox(CompiledSandbox, unittest.TestCase):
                 junit.write_text("x")
                 return subprocess.CompletedProcess(command, 0)
             with mock.patch.object(G.subprocess, "run", fake_run), \
+                    mock.patch.object(G, "check_test_sandbox", lambda ws: None), \
                     mock.patch.object(R, "read_junit", lambda *a, **k: []), \
                     mock.patch.object(R, "test_properties", lambda *a, **k: {}):
                 G.test(ws, ["11-deploy-multi-gpu"], {}, gpu="1", all_gpus="0,1", lock_dir=str(lock_dir), batches=False)
