@@ -1202,8 +1202,19 @@ class Totals(unittest.TestCase):
             (out / "refused" / "refused.txt").write_text("refused: a symbolic link\n")
             (out / "class.json").write_text(json.dumps({"students": [*students, "refused"],
                                                         "chapters": ["06-transpose", "11-deploy-multi-gpu"]}))
-            with contextlib.redirect_stdout(io.StringIO()):
+            # A grading whose every case ran one by one (its batches stood in nothing) is named.
+            starter_timing = json.loads((out / "starter" / "timing.json").read_text())
+            starter_timing.update(cases_run_alone=10**6, test_user="uid 5, gid 5 (its own)")
+            (out / "starter" / "timing.json").write_text(json.dumps(starter_timing))
+            with contextlib.redirect_stdout(io.StringIO()) as printed:
                 tools["grade-class"].collect(out)
+            self.assertIn("grade-class: 1 gradings ran most of their cases one by one (class-timing.csv's "
+                          "cases_run_alone): starter;", printed.getvalue())
+            with open(out / "class-timing.csv") as f:
+                timing_rows = {row["student"]: row for row in csv.DictReader(f)}
+            self.assertEqual((timing_rows["starter"]["cases_run_alone"], timing_rows["starter"]["test_user"]),
+                             ("1000000", "uid 5, gid 5 (its own)"))
+            self.assertEqual(timing_rows["ref"]["cases_run_alone"], "")
             with open(out / "class.csv") as f:
                 rows = {row["student"]: row for row in csv.DictReader(f)}
         whole = {"required_max": str(self.REQUIRED_MAX), "stretch_max": str(self.STRETCH_MAX),
