@@ -2748,6 +2748,41 @@ class TestUser(CompiledSandbox, unittest.TestCase):
                 supervisor.kill()
                 subprocess.run(["pkill", "-KILL", "-u", "61108"], capture_output=True)
 
+    def test_nothing_outlives_a_grader_killed_with_sigkill(self):
+        """Found by an adversarial review (2026-11-28): a grader killed alone (SIGKILL, the OOM killer)
+        left its ctest running, which went on starting programs as the test user, that the next
+        grading could be given. Now ctest dies with the grader (results.dies_with_the_grader) and
+        course-sandbox, with or without its supervisor, with whoever started it."""
+        with tempfile.TemporaryDirectory() as folder:
+            log = pathlib.Path(folder) / "syscalls.log"
+            ctest_like = (f"{self.launcher} -r -s enforce:{log} -u 61109:61109 -- /bin/sleep 61.25 & "
+                          f"{self.launcher} -r -- /bin/sleep 61.5 & wait")
+            grader = subprocess.Popen([sys.executable, "-c",
+                                       "import subprocess, sys; sys.path.insert(0, sys.argv[1]); "
+                                       "from course_grading import results as R; "
+                                       "subprocess.run(['/bin/bash', '-c', sys.argv[2]], preexec_fn=R.dies_with_the_grader)",
+                                       str(COURSE / "tools"), ctest_like])
+
+            def sleeping():
+                found = subprocess.run(["pgrep", "-f", "^/bin/sleep 61.(25|5)$"], capture_output=True, text=True)
+                return found.stdout.split()
+            try:
+                for _ in range(500):
+                    if len(sleeping()) == 2:
+                        break
+                    time.sleep(0.01)
+                self.assertEqual(len(sleeping()), 2, "the programs did not start")
+                os.kill(grader.pid, signal.SIGKILL)
+                grader.wait()
+                for _ in range(500):
+                    if not sleeping() and not G.processes_of(61109):
+                        break
+                    time.sleep(0.01)
+                self.assertEqual((sleeping(), G.processes_of(61109)), ([], []), "a program outlived its grader")
+            finally:
+                grader.kill()
+                subprocess.run(["pkill", "-KILL", "-f", "^/bin/sleep 61.(25|5)$"], capture_output=True)
+
     def test_a_grading_cannot_look_into_another_s_scratch_folder(self):
         """Two gradings' scratch folders, each its own user's (mode 0700): the stat and readlink
         channel between them is closed."""
@@ -2933,6 +2968,35 @@ class TestUser(CompiledSandbox, unittest.TestCase):
                                "/nonexistent", "--test-uid-pool", "61120"], capture_output=True, text=True)
         self.assertEqual(done.returncode, 2)
         self.assertIn("--test-uid-pool takes BASE:COUNT", done.stderr)
+
+    def test_a_pool_takes_a_free_user_before_it_waits_and_a_released_user_is_closed_out(self):
+        # (an adversarial review, 2026-11-28: a grading that waited on a user with a leftover while a
+        # later one took the next was left with none; and a kept workspace stayed open to its user's
+        # group, so the next grading given that user read the last one's solution)
+        left = self.start_sleeping_as(61125)
+        try:
+            with tempfile.TemporaryDirectory() as folder:
+                root = pathlib.Path(folder).resolve()
+                os.chmod(root, 0o755)
+                ws = G.Workspace(root / "work")
+                ws.root.mkdir()
+                started = time.monotonic()
+                G.choose_test_user(ws, 61125, 2)
+                self.assertEqual(ws.test_user, (61126, 61126))
+                self.assertLess(time.monotonic() - started, G.LEFTOVER_SECONDS / 2)
+                os.chown(ws.root, 0, 61126)
+                os.chmod(ws.root, 0o750)
+                ws.scratch.mkdir()
+                os.chown(ws.scratch, 61126, 61126)
+                os.chmod(ws.scratch, 0o700)
+                G.release_test_user(ws)
+                info = ws.root.stat()
+                self.assertEqual((info.st_uid, info.st_gid, info.st_mode & 0o777), (os.geteuid(), os.getegid(), 0o700))
+                self.assertEqual(ws.scratch.stat().st_uid, os.geteuid())
+        finally:
+            left.kill()
+            left.wait()
+            G.release_test_user(G.Workspace(pathlib.Path("/nonexistent")))
 
     def test_a_sandbox_that_cannot_write_its_folders_stops_the_grading(self):
         # (programs as root, without a capability, in folders of a test user's: every case crashed,

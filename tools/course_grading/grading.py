@@ -183,12 +183,17 @@ def choose_test_user(ws, uid, count=1):
     elif not ws.sandbox:
         ws.test_user_note = "the grader's: without the sandbox there is no test user"
     else:
-        for candidate in range(uid, uid + count):
+        # A pool first looks for a user that is free now, then waits for one's leftovers to end: a
+        # grading that waited on the first user while a later one took the second was left with
+        # none (an adversarial review, 2026-11-28).
+        tries = [(candidate, 0) for candidate in range(uid, uid + count)] if count > 1 else []
+        tries += [(candidate, LEFTOVER_SECONDS) for candidate in range(uid, uid + count)]
+        for at, (candidate, wait) in enumerate(tries):
             try:
-                hold_test_user(ws, candidate)
+                hold_test_user(ws, candidate, wait)
                 break
             except ValueError as taken:
-                if candidate == uid + count - 1:
+                if at == len(tries) - 1:
                     raise (ValueError(f"every test user of uid {uid} to {candidate} is another grading's, or still "
                                       f"runs processes: give the pool more numbers (the last: {taken})")
                            if count > 1 else taken) from None
@@ -236,17 +241,28 @@ def release_test_user(ws):
     for pid in processes_of(uid):
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
-    _none_left(uid, 10)
+    _none_left(uid, LEFTOVER_SECONDS)
+    # The workspace closed to the user, whose next grading may be someone else's: a kept workspace
+    # (--keep-work) stayed open to its group, and the next grading given that user read the last
+    # one's solution through it (an adversarial review, 2026-11-28). prepare() opens it again to
+    # the next grading's user where the workspace is reused.
+    if ws.root.is_dir() and not ws.root.is_symlink():
+        os.chown(ws.root, os.geteuid(), os.getegid())
+        os.chmod(ws.root, 0o700)
+        take_back_scratch(ws)
     os.close(ws.test_user_lock)
     ws.test_user_lock = None
 
 
-def hold_test_user(ws, uid):
+LEFTOVER_SECONDS = 10  # how long a grading waits for a test user's leftover processes to end
+
+
+def hold_test_user(ws, uid, wait=LEFTOVER_SECONDS):
     """Takes `uid` for this grading alone, for as long as this process lives (ws.test_user_lock): an
     exclusive lock on its file in _test_user_locks(), and no process of that user left running.
     Two gradings sharing a test user could look into each other's folders (an adversarial review,
     2026-11-28: two classes with one --test-uids, or a grade-submission beside a class). Raises
-    ValueError where it is taken."""
+    ValueError where it is taken, or still runs a process after `wait` seconds."""
     folder = _test_user_locks()
     folder.mkdir(mode=0o700, exist_ok=True)
     info = os.lstat(folder)
@@ -260,7 +276,7 @@ def hold_test_user(ws, uid):
         os.close(fd)
         raise ValueError(f"uid {uid} is another grading's test user now: give each grading a test user of its "
                          "own") from None
-    running = [] if _none_left(uid, 10) else processes_of(uid)
+    running = [] if _none_left(uid, wait) else processes_of(uid)
     if running:
         os.close(fd)
         raise ValueError(f"uid {uid} still runs processes ({', '.join(map(str, running[:5]))}): a test user must own none")
@@ -373,7 +389,7 @@ def take_back_scratch(ws):
     owner = (os.geteuid(), os.getegid())
     for folder in (ws.scratch, *(ws.scratch / name for name in ("tmp", "home", "cuda-cache", "records"))):
         if folder.is_dir() and not folder.is_symlink():
-            os.chown(folder, *owner)
+            os.chown(folder, *owner, follow_symlinks=False)
 
 
 def confined(ws, *, write=(), read=()):
@@ -973,7 +989,8 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
                             # A flood of output keeps its head and its end (GoogleTest's verdict).
                             "--test-output-size-failed", str(1 << 22), "--test-output-truncation", "middle"],
                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=phase_env,
-                           cwd=ws.course)  # (no terminal of the grader's reaches a test program)
+                           cwd=ws.course,  # (no terminal of the grader's reaches a test program)
+                           preexec_fn=R.dies_with_the_grader)
             seconds[phase] = round(time.monotonic() - phase_started, 1)
         # ctest's log of the phase (every program's output; tools/profile-tests.py reads it).
         with contextlib.suppress(OSError):

@@ -11,15 +11,29 @@ the record's reason. Code under test runs in the same process and could end it e
 status; it cannot make GoogleTest write a record of a pass it did not see.
 """
 import csv
+import ctypes
 import json
 import os
 import pathlib
 import re
 import shutil
 import stat
+import signal
 import subprocess
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_PR_SET_PDEATHSIG = 1
+
+
+def dies_with_the_grader():
+    """preexec_fn of the grader's ctest runs: the child is killed when the thread that started it
+    ends (PR_SET_PDEATHSIG), so a grader killed with SIGKILL leaves no ctest that goes on starting
+    test programs as the test user the next grading may be given (an adversarial review,
+    2026-11-28); course-sandbox does the same for what ctest starts. (prctl only: resolved before
+    the fork, nothing else runs between fork and exec.)"""
+    _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 @dataclass
@@ -79,7 +93,7 @@ def _listed_tests(build_dir, ctest="ctest", env=None, prefix=(), cwd=None):
     """The tests of `ctest --show-only=json-v1` (empty when ctest fails)."""
     try:
         listing = subprocess.run([*prefix, ctest, "--test-dir", str(build_dir), "--show-only=json-v1"], capture_output=True,
-                                 text=True, env=env, cwd=cwd, timeout=600)
+                                 text=True, env=env, cwd=cwd, timeout=600, preexec_fn=dies_with_the_grader)
         return json.loads(listing.stdout).get("tests", [])
     except (OSError, ValueError, subprocess.TimeoutExpired):
         return []

@@ -1153,6 +1153,14 @@ int main(int argc, char** argv) {
   }
   char** command = argv + at + 1;
 
+  // Whoever started this (ctest, the grader) ends: so does this, and with it the command (without
+  // -s, the command itself: the signal stays across exec). A grader killed with SIGKILL left a
+  // ctest and its programs running as the test user, which the next grading could be given (an
+  // adversarial review, 2026-11-28); its ctest now dies with it, and so do these.
+  const pid_t starter = getppid();
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail("prctl(PR_SET_PDEATHSIG)");
+  if (getppid() != starter) return 3;
+
   // With -s: the supervisor stays outside (unconfined, out of the command's reach) and the command
   // runs in a child, confined by Landlock and the filter.
   // Two pipes: the child says which descriptor its listener is, the supervisor takes a copy and
