@@ -2783,6 +2783,46 @@ class TestUser(CompiledSandbox, unittest.TestCase):
                 grader.kill()
                 subprocess.run(["pkill", "-KILL", "-f", "^/bin/sleep 61.(25|5)$"], capture_output=True)
 
+    def test_a_test_user_s_fork_hopper_is_stopped(self):
+        """A process that forks anew and ends, over and over (possible with --syscalls off), is
+        stopped by kill(-1) as its user, where killing pids from a list of /proc chases it (an
+        adversarial review, 2026-11-28). Whether it still runs: its heartbeat file."""
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder)
+            os.chmod(root, 0o755)
+            beat = root / "beat"
+            beat.write_text("")
+            os.chown(beat, 61112, 61112)
+            hopper = ("import os, sys, time\n"
+                      "while True:\n"
+                      "    if os.fork():\n"
+                      "        os._exit(0)\n"
+                      "    open(sys.argv[1], 'w').write(str(os.getpid()))\n"
+                      "    time.sleep(0.002)\n")
+            python = shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin")  # (one the test user may run)
+            if not python:
+                self.skipTest("no python3 outside root's folders")
+            started = subprocess.Popen([str(self.launcher), "-r", "-w", str(root), "-u", "61112:61112", "--",
+                                        python, "-c", hopper, str(beat)],
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+            def beats():
+                first = beat.read_text()
+                time.sleep(0.2)
+                return beat.read_text() != first
+            try:
+                for _ in range(100):
+                    if beats():
+                        break
+                self.assertTrue(beats(), "the hopper did not start")
+                G.stop_every_process_of(61112, 10)
+                self.assertFalse(beats(), "the hopper still runs")
+                self.assertEqual(G.processes_of(61112), [])
+            finally:
+                started.kill()
+                started.wait()
+                subprocess.run(["pkill", "-KILL", "-u", "61112"], capture_output=True)
+
     def test_a_grading_cannot_look_into_another_s_scratch_folder(self):
         """Two gradings' scratch folders, each its own user's (mode 0700): the stat and readlink
         channel between them is closed."""
