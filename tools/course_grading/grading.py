@@ -173,7 +173,7 @@ def choose_test_user(ws, uid, count=1):
     if count < 1 or not 0 < uid or uid + count - 1 >= 2**32 - 1:
         raise ValueError(f"a test user is a number from 1 to {2**32 - 2}: not {uid}"
                          + (f" to {uid + count - 1}" if count != 1 else ""))
-    accounts = [(u, account_of(u)) for u in range(uid, uid + count) if account_of(u)]
+    accounts = [(u, name) for u in range(uid, uid + count) if (name := account_of(u))]
     if accounts:
         # An account's files (its home, its mail) would be the test programs' own.
         raise ValueError(f"uid {accounts[0][0]} is {accounts[0][1]} on this machine: give the test users numbers that "
@@ -206,12 +206,18 @@ def _test_user_locks():
     return pathlib.Path("/run/course-test-uids" if os.access("/run", os.W_OK) else "/tmp/course-test-uids")
 
 
-def _state(status_file):
-    """The State: letter of a /proc status file, "?" where unknown."""
+def _status(status_file):
+    """{field: value} of a /proc status file ({} where it is gone)."""
     try:
-        return next((l.split()[1] for l in status_file.read_text().splitlines() if l.startswith("State:")), "?")
-    except (OSError, IndexError):
-        return "X"
+        lines = status_file.read_text().splitlines()
+    except OSError:
+        return {}
+    return {name: value.split() for name, _, value in (line.partition(":") for line in lines)}
+
+
+def _state(status):
+    """The State letter of a _status, "X" (dead) where it has none."""
+    return (status.get("State") or ["X"])[0]
 
 
 def processes_of(uid):
@@ -224,24 +230,18 @@ def processes_of(uid):
     except OSError:
         return found
     for pid in pids:  # (not a glob of /proc: it raises when a process ends as it reads)
-        status = pathlib.Path("/proc", pid, "status")
-        try:
-            lines = status.read_text().splitlines()
-            uids = next(l for l in lines if l.startswith("Uid:")).split()[1:3]
-            state = next((l.split()[1] for l in lines if l.startswith("State:")), "?")
-        except (OSError, StopIteration, IndexError):
+        status = _status(pathlib.Path("/proc", pid, "status"))
+        if str(uid) not in status.get("Uid", [])[:2]:  # (real or effective)
             continue
-        if str(uid) not in uids:
-            continue
-        if state in ("Z", "X"):  # (its other threads, if any still run)
-            tasks = status.parent / "task"
+        if _state(status) in ("Z", "X"):  # (its other threads, if any still run)
+            tasks = pathlib.Path("/proc", pid, "task")
             try:
                 threads = [name for name in os.listdir(tasks) if name.isdigit()]
             except OSError:
                 threads = []
-            if not any(_state(tasks / name / "status") not in ("Z", "X") for name in threads):
+            if not any(_state(_status(tasks / name / "status")) not in ("Z", "X") for name in threads):
                 continue
-        found.append(int(status.parent.name))
+        found.append(int(pid))
     return found
 
 
@@ -1102,8 +1102,8 @@ def _test(ws, chapters, env, gpu=None, all_gpus=None, lock_dir=None, jobs=4, bat
                 one_by_one += [*again, *alone]
             else:  # never batched: the extra runs (another CUDA_VISIBLE_DEVICES), a case of its own
                 results.append(result)
+        ws.run_alone_every_gpu = len(one_by_one)
         if one_by_one:
-            ws.run_alone_every_gpu = len(one_by_one)
             listing = ws.root / "every-gpu-one-by-one.txt"  # (not one-by-one.txt: this may run beside)
             listing.write_text("".join(f"{case}\n" for case in one_by_one))
             wanted = set(one_by_one)
