@@ -19,11 +19,14 @@ the perf test's `[ DIAGNOSIS]` line must contain that text, whatever its verdict
 here (no GPU) leaves its expectation unchecked, and says so.
 
 Usage: tools/check-fixtures.py [--build DIR] [--junit FILE] [--report FILE.md] [--chapters A,B]
-                               [--fixtures NAME,CHAPTER/NAME] [--seeds N] [--diagnose]
+                               [--fixtures NAME,CHAPTER/NAME] [--seeds N] [--diagnose] [--gpus all|0,1,...]
   --chapters: only the fixtures of these chapter folders (e.g. 04-coalescing,10-l2-persistence).
   --fixtures: only these fixtures (a name, or chapter/name where names repeat).
   --seeds N:  run the tests N times, each with a fresh seed (COURSE_SEED, printed): a fixture
               keeps its verdict only if it has it on every seed.
+  --gpus:     one ctest per GPU side by side (CUDA_VISIBLE_DEVICES, nvidia-smi's numbers), the
+              fixtures dealt over them; chapter 11's (every GPU) after them, with all visible. The
+              fixtures' tests on one H200 ran past 330 s (3,925 of them, 2026-11-28).
   --diagnose: run them with COURSE_DIAGNOSE=1 (the default under ctest), keeping the passed tests' output, and check the fixtures' diagnosis lines too.
   Configures nothing: run `cmake --preset default -DCOURSE_FIXTURES=ON` and build first.
   Without --junit it runs `ctest -L fixture` itself (perf tests stay RUN_SERIAL).
@@ -64,11 +67,13 @@ def read_fixtures():
     return fixtures
 
 
-def read_results(junit, reports):
+def read_results(junits, reports):
     """{test: (outcome, output)}: ctest's verdict checked against each program's own record of
-    the case (a fixture that forges its exit status fails here as it does in a grade)."""
+    the case (a fixture that forges its exit status fails here as it does in a grade), from
+    each of `junits` (one JUnit file, or several: --gpus)."""
     results = {}
-    for r in R.read_junit(junit, reports=reports):
+    for r in (r for junit in ([junits] if isinstance(junits, str) else junits)
+              for r in R.read_junit(junit, reports=reports)):
         if r.name.startswith("fixture."):
             output = r.output if r.outcome != "failed" or r.reason in r.output else f"{r.reason}\n{r.output}"
             results[r.name] = (r.outcome, output)
@@ -148,20 +153,86 @@ def verdicts(fixtures, results, diagnose=False):
     return rows
 
 
-def run_ctest(build, fixtures, junit, seed=None, diagnose=False):
-    """Runs the selected fixtures' tests (all four jobs at a time; perf tests stay RUN_SERIAL);
-    with `diagnose`, with COURSE_DIAGNOSE=1 and the passed tests' whole output kept."""
-    R.clear_reports(R.report_dir(build))
+def fixture_selection(fixtures):
+    """ctest's -R selecting the tests of these fixtures."""
     names = sorted({re.escape(name) + r"\." + re.escape(chapter) for name, chapter in fixtures})
-    select = ["-R", r"^fixture\.(" + "|".join(names) + r")\."]
+    return r"^fixture\.(" + "|".join(names) + r")\."
+
+
+def ctest_command(build, fixtures, junit, diagnose):
+    keep = ["--test-output-size-passed", str(1 << 20), "--test-output-size-failed", str(1 << 20)] if diagnose else []
+    return ["ctest", "--test-dir", build, "-L", "^fixture$", "-R", fixture_selection(fixtures), "-j", "4",
+            "--output-junit", junit, *keep]
+
+
+def fixture_environment(seed, diagnose):
     env = dict(os.environ)
     if seed is not None:
         env["COURSE_SEED"] = str(seed)
     if diagnose:
         env["COURSE_DIAGNOSE"] = "1"
-    keep = ["--test-output-size-passed", str(1 << 20), "--test-output-size-failed", str(1 << 20)] if diagnose else []
-    subprocess.run(["ctest", "--test-dir", build, "-L", "^fixture$", *select, "-j", "4", "--output-junit", junit, *keep],
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    return env
+
+
+# Chapters whose tests use every visible GPU (peer copies, work split over devices): with
+# --gpus they run last, with every GPU of the list visible, while nothing else runs.
+EVERY_GPU_CHAPTERS = {"11-deploy-multi-gpu"}
+
+
+def split_over_gpus(fixtures, gpus):
+    """[(visible devices, fixtures)]: the fixtures of one-GPU chapters dealt round-robin, chapter by
+    chapter, one group per GPU (the groups run side by side, each alone on its GPU), then one group
+    of the chapters that use every GPU, with all of them visible (run after the others)."""
+    single = sorted(key for key in fixtures if key[1] not in EVERY_GPU_CHAPTERS)
+    single.sort(key=lambda key: (key[1], key[0]))
+    groups = [(gpu, {}) for gpu in gpus]
+    for i, key in enumerate(single):
+        groups[i % len(gpus)][1][key] = fixtures[key]
+    phases = [[group for group in groups if group[1]]]
+    every = {key: f for key, f in fixtures.items() if key[1] in EVERY_GPU_CHAPTERS}
+    if every:
+        phases.append([(",".join(gpus), every)])
+    return phases
+
+
+def run_ctest(build, fixtures, junit, seed=None, diagnose=False, gpus=None):
+    """Runs the selected fixtures' tests (all four jobs at a time; perf tests stay RUN_SERIAL);
+    with `diagnose`, with COURSE_DIAGNOSE=1 and the passed tests' whole output kept. With `gpus`
+    (a list of device numbers), one ctest per GPU at a time, each seeing its own GPU alone (a
+    perf test stays alone on its GPU), then the every-GPU chapters with all of them: returns
+    the JUnit files written (one per ctest), `junit` alone without `gpus`."""
+    R.clear_reports(R.report_dir(build))
+    env = fixture_environment(seed, diagnose)
+    if not gpus:
+        subprocess.run(ctest_command(build, fixtures, junit, diagnose),
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        return [junit]
+    written = []
+    for phase, groups in enumerate(split_over_gpus(fixtures, gpus)):
+        running = []
+        for visible, group in groups:
+            part = f"{junit[:-4] if junit.endswith('.xml') else junit}-{phase}-{visible.replace(',', '_')}.xml"
+            running.append(subprocess.Popen(ctest_command(build, group, part, diagnose),
+                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                            env={**env, "CUDA_DEVICE_ORDER": "PCI_BUS_ID",
+                                                 "CUDA_VISIBLE_DEVICES": visible}))
+            written.append(part)
+        for process in running:
+            process.wait()
+    return written
+
+
+def gpu_list(spec):
+    """The devices of --gpus: a list as given, or with 'all' every one nvidia-smi lists (none
+    without a GPU)."""
+    if spec != "all":
+        return [gpu.strip() for gpu in spec.split(",") if gpu.strip()]
+    try:
+        listed = subprocess.run(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"], capture_output=True,
+                                text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [line.strip() for line in listed.stdout.splitlines() if line.strip()] if listed.returncode == 0 else []
 
 
 def main():
@@ -173,7 +244,13 @@ def main():
     parser.add_argument("--fixtures", help="comma-separated fixture names, or chapter/name (default: all)")
     parser.add_argument("--seeds", type=int, default=1, help="runs, each with a fresh seed (default 1: the tests' own)")
     parser.add_argument("--diagnose", action="store_true", help="with COURSE_DIAGNOSE=1, checking the diagnosis lines")
+    parser.add_argument("--gpus", help="comma-separated devices (or 'all', every GPU nvidia-smi lists): one ctest per "
+                        "GPU side by side, each seeing its GPU alone, then chapter 11's with all of them")
     args = parser.parse_args()
+    gpus = gpu_list(args.gpus) if args.gpus else None
+    if args.gpus and not gpus:
+        print(f"check-fixtures: --gpus {args.gpus}: no GPU", file=sys.stderr)
+        return 2
     chapters = set(args.chapters.split(",")) if args.chapters else None
     wanted = set(args.fixtures.split(",")) if args.fixtures else None
     fixtures = {key: f for key, f in read_fixtures().items()
@@ -192,11 +269,11 @@ def main():
     runs = []  # (seed or None, rows)
     for run in range(args.seeds):
         seed = random.SystemRandom().randrange(1, 2**31) if args.seeds > 1 else None
-        junit = args.junit
-        if not junit:
-            junit = str(pathlib.Path(build) / "fixtures-report.xml")
-            run_ctest(build, fixtures, junit, seed, args.diagnose)
-        rows = verdicts(fixtures, read_results(junit, R.report_dir(build)), args.diagnose)
+        junits = args.junit
+        if not junits:
+            junits = run_ctest(build, fixtures, str(pathlib.Path(build) / "fixtures-report.xml"), seed, args.diagnose,
+                               gpus)
+        rows = verdicts(fixtures, read_results(junits, R.report_dir(build)), args.diagnose)
         if args.seeds > 1:
             bad = sum(1 for row in rows if row[4] == "MISMATCH")
             print(f"check-fixtures: seed {seed} (run {run + 1}/{args.seeds}): {bad} of {len(rows)} mismatched")

@@ -14,11 +14,13 @@ import importlib.machinery
 import importlib.util
 import io
 import json
+import os
 import pathlib
 import re
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 sys.dont_write_bytecode = True  # (the loaded scripts leave no __pycache__ in the course)
 
@@ -205,9 +207,10 @@ class SubmissionPage(unittest.TestCase):
 
 @unittest.skipUnless((COURSE / "tools" / "check-fixtures.py").is_file(),
                      "the fixtures and their checker stay with the instructors (not in a student release)")
-class FixtureDiagnosis(unittest.TestCase):
-    """tools/check-fixtures.py --diagnose: a fixture's `diagnosis:` line must be in the judge's
-    [ DIAGNOSIS] line (after its perf line) of the tests it names; without --diagnose it is not checked."""
+class CheckFixtures(unittest.TestCase):
+    """tools/check-fixtures.py: with --diagnose, a fixture's `diagnosis:` line must be in the judge's
+    [ DIAGNOSIS] line (after its perf line) of the tests it names, and without it is not checked;
+    with --gpus, the fixtures run on every GPU side by side."""
 
     def test_a_diagnosis_expectation(self):
         check = load_script("check-fixtures.py")
@@ -226,6 +229,35 @@ class FixtureDiagnosis(unittest.TestCase):
         self.assertIn("diagnosis lacks 'wavefronts'", row[6][0])
         (row,) = check.verdicts(fixture, {test: ("failed", forged)})  # not asked for: not checked
         self.assertEqual(row[4], "ok")
+
+    def test_fixtures_split_over_gpus(self):
+        """--gpus: one-GPU chapters dealt over the GPUs side by side, each ctest seeing its GPU
+        alone; chapter 11's after them with every GPU visible; every group's JUnit file read."""
+        check = load_script("check-fixtures.py")
+        fixtures = {(f"f{i}", chapter): {} for i, chapter in enumerate(
+            ["04-coalescing", "04-coalescing", "06-transpose", "07-async-pipeline", "11-deploy-multi-gpu"])}
+        phases = check.split_over_gpus(fixtures, ["0", "1"])
+        self.assertEqual([[visible for visible, _ in phase] for phase in phases], [["0", "1"], ["0,1"]])
+        first = [set(group) for _, group in phases[0]]
+        self.assertEqual(first[0] | first[1], {key for key in fixtures if key[1] != "11-deploy-multi-gpu"})
+        self.assertFalse(first[0] & first[1])
+        self.assertEqual([len(group) for group in first], [2, 2])
+        self.assertEqual(set(phases[1][0][1]), {("f4", "11-deploy-multi-gpu")})
+        with tempfile.TemporaryDirectory() as folder:
+            folder = pathlib.Path(folder)
+            fake = folder / "ctest"  # writes a JUnit file naming what it was asked to run and saw
+            fake.write_text("#!/bin/sh\nwhile [ \"$1\" != --output-junit ]; do shift; done\n"
+                            "printf '<testsuite><testcase name=\"fixture.f0.04-coalescing.T%s\" status=\"run\">"
+                            "<system-out>ok</system-out></testcase></testsuite>' \"$(echo $CUDA_VISIBLE_DEVICES | tr , _)\" >\"$2\"\n")
+            fake.chmod(0o755)
+            build = folder / "build"
+            build.mkdir()
+            with mock.patch.dict(os.environ, {"PATH": f"{folder}:{os.environ['PATH']}"}):
+                junits = check.run_ctest(str(build), fixtures, str(build / "fixtures-report.xml"), gpus=["0", "1"])
+            self.assertEqual(len(junits), 3)
+            names = set(check.read_results(junits, build / "test-reports"))
+        self.assertEqual(names, {"fixture.f0.04-coalescing.T0", "fixture.f0.04-coalescing.T1",
+                                 "fixture.f0.04-coalescing.T0_1"})
 
 
 class ClassPage(unittest.TestCase):
