@@ -30,7 +30,7 @@ echo "cores: $(nproc)" | tee -a "$logs/device.txt"
 # gives 0.93 (2026-11-27); the topology tells whether the gradings ran far from their GPU.
 { nvidia-smi topo -m; lscpu | grep -Ei "numa|socket|model name"; } >"$logs/topology.txt" 2>&1
 work=$(mktemp -d)
-chmod 755 "$work"  # (mktemp's 0700 would keep CLASS_ARGS="--test-uids ..." users out: grade-class refuses)
+chmod 755 "$work"  # (mktemp's 0700 would keep the test users out: grade-class, as root, would warn and grade without them)
 # The course without its builds and without .git: a course with .git is judged by its HEAD, and
 # the device's copy of .git can be older than its files.
 mkdir -p "$work/course"

@@ -3082,6 +3082,34 @@ class TestUser(CompiledSandbox, unittest.TestCase):
             self.assertIn(f"uid 61150 cannot enter {root}: the folders on the way", done.stderr + done.stdout)
             self.assertFalse((root / "out" / "ref-1").exists())
 
+    def test_test_users_are_on_by_default_as_root_and_say_why_where_they_cannot_be(self):
+        # --test-uids auto (the default): a class graded as root gets a test user per worker where it
+        # can; where its folders keep them out, it warns and grades with the grader's user, where a
+        # BASE given stops it (above).
+        grade_class = load_tool("grade-class")
+        self.assertEqual(grade_class.test_uids_of("auto", slurm=False), (grade_class.AUTO_TEST_UIDS, False))
+        self.assertEqual(grade_class.test_uids_of("auto", slurm=True), (None, False))
+        self.assertEqual(grade_class.test_uids_of("off", slurm=False), (None, False))
+        self.assertEqual(grade_class.test_uids_of("61150", slurm=True), (61150, True))
+        with self.assertRaises(ValueError):
+            grade_class.test_uids_of("-3", slurm=False)
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder)
+            os.chmod(root, 0o700)
+            subprocess.run([sys.executable, str(COURSE / "tools" / "make-class.py"), "make", str(root / "class"),
+                            "--references", "1"], check=True, capture_output=True)
+            # (the warning, where grade_here calls this: "WARNING: the test programs run as the grader's user")
+            with self.assertRaisesRegex(ValueError, f"uid {grade_class.AUTO_TEST_UIDS} cannot enter {root}: "):
+                grade_class.check_test_users(grade_class.AUTO_TEST_UIDS, 2, root / "out")
+            os.chmod(root, 0o755)  # and where they can enter, they are had
+            done = subprocess.run([str(COURSE / "tools" / "grade-class"), str(root / "class"), "-o", str(root / "out"),
+                                   "--chapters", "01-measuring", "--gpus", "none"],
+                                  capture_output=True, text=True, timeout=600)
+            self.assertEqual(done.returncode, 0, done.stderr[-2000:])
+            self.assertNotIn("WARNING", done.stderr)
+            said = json.loads((root / "out" / "ref-1" / "timing.json").read_text())["test_user"]
+            self.assertEqual(said, f"uid {grade_class.AUTO_TEST_UIDS}, gid {grade_class.AUTO_TEST_UIDS} (its own)")
+
 
 class SandboxReview(CompiledSandbox, unittest.TestCase):
     """course-sandbox against an adversarial review (2026-11-28): hidden folders reached through
