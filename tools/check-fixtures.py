@@ -38,6 +38,8 @@ import random
 import re
 import subprocess
 import sys
+import threading
+import time
 TOP = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(TOP / "tools"))
 from course_grading import results as R  # noqa: E402
@@ -180,46 +182,60 @@ EVERY_GPU_CHAPTERS = {"11-deploy-multi-gpu"}
 
 
 def split_over_gpus(fixtures, gpus):
-    """[(visible devices, fixtures)]: the fixtures of one-GPU chapters dealt round-robin, chapter by
-    chapter, one group per GPU (the groups run side by side, each alone on its GPU), then one group
-    of the chapters that use every GPU, with all of them visible (run after the others)."""
-    single = sorted(key for key in fixtures if key[1] not in EVERY_GPU_CHAPTERS)
-    single.sort(key=lambda key: (key[1], key[0]))
-    groups = [(gpu, {}) for gpu in gpus]
-    for i, key in enumerate(single):
-        groups[i % len(gpus)][1][key] = fixtures[key]
-    phases = [[group for group in groups if group[1]]]
-    every = {key: f for key, f in fixtures.items() if key[1] in EVERY_GPU_CHAPTERS}
+    """[[(visible devices, [fixtures' keys])]]: phases run one after the other, each a list of
+    queues that run side by side. First one queue per GPU, each seeing that GPU alone, which
+    takes the one-GPU chapters' fixtures one at a time from a list they share (so the GPUs stay
+    busy however long each fixture takes); then the chapters that use every GPU, with all of
+    them visible. (Returned as the shared list, once per GPU: the queues pop from it.)"""
+    single = sorted((key for key in fixtures if key[1] not in EVERY_GPU_CHAPTERS), key=lambda key: (key[1], key[0]))
+    every = sorted(key for key in fixtures if key[1] in EVERY_GPU_CHAPTERS)
+    phases = []
+    if single:
+        phases.append([(gpu, single) for gpu in gpus])
     if every:
         phases.append([(",".join(gpus), every)])
     return phases
 
 
-def run_ctest(build, fixtures, junit, seed=None, diagnose=False, gpus=None):
+def run_ctest(build, fixtures, junit, seed=None, diagnose=False, gpus=None, deadline=None):
     """Runs the selected fixtures' tests (all four jobs at a time; perf tests stay RUN_SERIAL);
     with `diagnose`, with COURSE_DIAGNOSE=1 and the passed tests' whole output kept. With `gpus`
-    (a list of device numbers), one ctest per GPU at a time, each seeing its own GPU alone (a
-    perf test stays alone on its GPU), then the every-GPU chapters with all of them: returns
-    the JUnit files written (one per ctest), `junit` alone without `gpus`."""
+    (a list of device numbers), one ctest per fixture, one at a time on each GPU (which it sees
+    alone: a perf test stays alone on its GPU), the GPUs side by side, then the every-GPU
+    chapters' with all of them visible; no fixture starts after `deadline` (time.monotonic()).
+    Returns the JUnit files written (`junit` alone without `gpus`) and the fixtures not run."""
     R.clear_reports(R.report_dir(build))
     env = fixture_environment(seed, diagnose)
     if not gpus:
         subprocess.run(ctest_command(build, fixtures, junit, diagnose),
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-        return [junit]
-    written = []
-    for phase, groups in enumerate(split_over_gpus(fixtures, gpus)):
-        running = []
-        for visible, group in groups:
-            part = f"{junit[:-4] if junit.endswith('.xml') else junit}-{phase}-{visible.replace(',', '_')}.xml"
-            running.append(subprocess.Popen(ctest_command(build, group, part, diagnose),
-                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                            env={**env, "CUDA_DEVICE_ORDER": "PCI_BUS_ID",
-                                                 "CUDA_VISIBLE_DEVICES": visible}))
-            written.append(part)
-        for process in running:
-            process.wait()
-    return written
+        return [junit], []
+    stem = junit[:-4] if junit.endswith(".xml") else junit
+    written, not_run, lock = [], [], threading.Lock()
+
+    def drain(visible, pending):
+        while True:
+            with lock:
+                if not pending:
+                    return
+                key = pending.pop(0)
+                if deadline is not None and time.monotonic() > deadline:
+                    not_run.append(key)
+                    continue
+                part = f"{stem}-{key[1]}-{key[0]}.xml"
+                written.append(part)
+            pathlib.Path(part).unlink(missing_ok=True)  # (an earlier run's is no result)
+            subprocess.run(ctest_command(build, {key: fixtures[key]}, part, diagnose),
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           env={**env, "CUDA_DEVICE_ORDER": "PCI_BUS_ID", "CUDA_VISIBLE_DEVICES": visible})
+
+    for queues in split_over_gpus(fixtures, gpus):
+        threads = [threading.Thread(target=drain, args=queue) for queue in queues]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    return [part for part in written if pathlib.Path(part).exists()], not_run
 
 
 def gpu_list(spec):
@@ -244,8 +260,12 @@ def main():
     parser.add_argument("--fixtures", help="comma-separated fixture names, or chapter/name (default: all)")
     parser.add_argument("--seeds", type=int, default=1, help="runs, each with a fresh seed (default 1: the tests' own)")
     parser.add_argument("--diagnose", action="store_true", help="with COURSE_DIAGNOSE=1, checking the diagnosis lines")
-    parser.add_argument("--gpus", help="comma-separated devices (or 'all', every GPU nvidia-smi lists): one ctest per "
-                        "GPU side by side, each seeing its GPU alone, then chapter 11's with all of them")
+    parser.add_argument("--gpus", help="comma-separated devices (or 'all', every GPU nvidia-smi lists): the fixtures "
+                        "one at a time on each GPU, which each sees alone, the GPUs side by side, then chapter 11's "
+                        "with all of them")
+    parser.add_argument("--deadline", type=float, metavar="SECONDS",
+                        help="with --gpus: start no fixture after this many seconds; those not run are listed as "
+                             "such (for a machine lent for a limited time)")
     args = parser.parse_args()
     gpus = gpu_list(args.gpus) if args.gpus else None
     if args.gpus and not gpus:
@@ -266,14 +286,20 @@ def main():
         return 2
     build = str(pathlib.Path(args.build).resolve())
 
+    if args.deadline is not None and not gpus:
+        print("check-fixtures: --deadline goes with --gpus", file=sys.stderr)
+        return 2
+    deadline = time.monotonic() + args.deadline if args.deadline is not None else None
     runs = []  # (seed or None, rows)
+    not_run = []
     for run in range(args.seeds):
         seed = random.SystemRandom().randrange(1, 2**31) if args.seeds > 1 else None
         junits = args.junit
         if not junits:
-            junits = run_ctest(build, fixtures, str(pathlib.Path(build) / "fixtures-report.xml"), seed, args.diagnose,
-                               gpus)
-        rows = verdicts(fixtures, read_results(junits, R.report_dir(build)), args.diagnose)
+            junits, not_run = run_ctest(build, fixtures, str(pathlib.Path(build) / "fixtures-report.xml"), seed,
+                                        args.diagnose, gpus, deadline)
+        rows = verdicts({key: f for key, f in fixtures.items() if key not in not_run},
+                        read_results(junits, R.report_dir(build)), args.diagnose)
         if args.seeds > 1:
             bad = sum(1 for row in rows if row[4] == "MISMATCH")
             print(f"check-fixtures: seed {seed} (run {run + 1}/{args.seeds}): {bad} of {len(rows)} mismatched")
@@ -299,11 +325,13 @@ def main():
         for problem in problems:
             print(f"MISMATCH {fixture}: {problem}")
     seeds = f" on each of {args.seeds} seeds ({', '.join(str(seed) for seed, _ in runs)})" if args.seeds > 1 else ""
+    for name, chapter in sorted(not_run, key=lambda key: (key[1], key[0])):
+        print(f"NOT RUN {chapter}/{name}: the deadline (--deadline {args.deadline:g} s) came first")
     print(f"\ncheck-fixtures: {len(rows)} fixtures{seeds}, {mismatches} mismatched, {unchecked} with expectations "
-          f"unchecked here (their tests need a GPU)")
+          f"unchecked here (their tests need a GPU)" + (f"; {len(not_run)} not run (the deadline)" if not_run else ""))
     if args.report:
         pathlib.Path(args.report).write_text(report + "\n")
-    return 1 if mismatches else 0
+    return 1 if mismatches or not_run else 0
 
 
 if __name__ == "__main__":

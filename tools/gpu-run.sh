@@ -11,7 +11,8 @@
 # COURSE_FIXTURE_CHAPTERS=a,b checks only those chapters' fixtures, COURSE_FIXTURE_NAMES=ch/name,... only those,
 # COURSE_FIXTURE_DIAGNOSE=1 checks their diagnosis lines too (tools/check-fixtures.py --diagnose),
 # COURSE_FIXTURE_GPUS=all runs them on every GPU side by side (check-fixtures.py --gpus; one GPU
-# took more than 330 s for the fixtures' 3,925 tests, 2 x H200, 2026-11-28)
+# took more than 330 s for the fixtures' 3,925 tests, 2 x H200, 2026-11-28), and with it
+# COURSE_FIXTURE_DEADLINE=S starts no fixture after S seconds (those not run are named)
 # (e.g. to run the parts side by side, one GPU each: CUDA_VISIBLE_DEVICES, a copy of the tree each).
 # Usage: tools/gpu-run.sh [log-dir]   Exit status: non-zero if a reference test or a fixture
 # verdict failed, or an untouched starter earned a point (the grade workflow is expected to fail
@@ -69,7 +70,8 @@ echo "== fixtures"
 start=$(date +%s)
 python3 tools/check-fixtures.py --build build --report "$logs/fixtures.md" ${COURSE_FIXTURE_CHAPTERS:+--chapters "$COURSE_FIXTURE_CHAPTERS"} \
   ${COURSE_FIXTURE_NAMES:+--fixtures "$COURSE_FIXTURE_NAMES"} ${COURSE_FIXTURE_DIAGNOSE:+--diagnose} \
-  ${COURSE_FIXTURE_GPUS:+--gpus "$COURSE_FIXTURE_GPUS"} >"$logs/fixtures.txt" 2>&1
+  ${COURSE_FIXTURE_GPUS:+--gpus "$COURSE_FIXTURE_GPUS"} ${COURSE_FIXTURE_DEADLINE:+--deadline "$COURSE_FIXTURE_DEADLINE"} \
+  >"$logs/fixtures.txt" 2>&1
 fixture_status=$?
 cat "$logs/fixtures.txt"
 echo "(fixtures: $(( $(date +%s) - start )) s)"

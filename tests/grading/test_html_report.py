@@ -231,33 +231,41 @@ class CheckFixtures(unittest.TestCase):
         self.assertEqual(row[4], "ok")
 
     def test_fixtures_split_over_gpus(self):
-        """--gpus: one-GPU chapters dealt over the GPUs side by side, each ctest seeing its GPU
-        alone; chapter 11's after them with every GPU visible; every group's JUnit file read."""
+        """--gpus: the one-GPU chapters' fixtures taken one at a time by each GPU from a list they
+        share, each ctest seeing its GPU alone; chapter 11's after them with every GPU visible;
+        every ctest's JUnit file read; with --deadline, the fixtures not started are named."""
         check = load_script("check-fixtures.py")
         fixtures = {(f"f{i}", chapter): {} for i, chapter in enumerate(
             ["04-coalescing", "04-coalescing", "06-transpose", "07-async-pipeline", "11-deploy-multi-gpu"])}
         phases = check.split_over_gpus(fixtures, ["0", "1"])
         self.assertEqual([[visible for visible, _ in phase] for phase in phases], [["0", "1"], ["0,1"]])
-        first = [set(group) for _, group in phases[0]]
-        self.assertEqual(first[0] | first[1], {key for key in fixtures if key[1] != "11-deploy-multi-gpu"})
-        self.assertFalse(first[0] & first[1])
-        self.assertEqual([len(group) for group in first], [2, 2])
-        self.assertEqual(set(phases[1][0][1]), {("f4", "11-deploy-multi-gpu")})
+        self.assertIs(phases[0][0][1], phases[0][1][1])  # one list, shared
+        self.assertEqual(set(phases[0][0][1]), {key for key in fixtures if key[1] != "11-deploy-multi-gpu"})
+        self.assertEqual(phases[1][0][1], [("f4", "11-deploy-multi-gpu")])
         with tempfile.TemporaryDirectory() as folder:
             folder = pathlib.Path(folder)
-            fake = folder / "ctest"  # writes a JUnit file naming what it was asked to run and saw
-            fake.write_text("#!/bin/sh\nwhile [ \"$1\" != --output-junit ]; do shift; done\n"
-                            "printf '<testsuite><testcase name=\"fixture.f0.04-coalescing.T%s\" status=\"run\">"
-                            "<system-out>ok</system-out></testcase></testsuite>' \"$(echo $CUDA_VISIBLE_DEVICES | tr , _)\" >\"$2\"\n")
+            fake = folder / "ctest"  # writes a JUnit file naming the fixture it was asked to run and the GPUs it saw
+            fake.write_text("#!/bin/sh\nwhile [ \"$1\" != -R ]; do shift; done\n"
+                            "name=$(echo \"$2\" | sed 's/[^a-z0-9.-]//g; s/^fixture.//; s/[.]$//')\n"
+                            "while [ \"$1\" != --output-junit ]; do shift; done\n"
+                            "printf '<testsuite><testcase name=\"fixture.%s.T%s\" status=\"run\">"
+                            "<system-out>ok</system-out></testcase></testsuite>' \"$name\" "
+                            "\"$(echo $CUDA_VISIBLE_DEVICES | tr , _)\" >\"$2\"\n")
             fake.chmod(0o755)
             build = folder / "build"
             build.mkdir()
             with mock.patch.dict(os.environ, {"PATH": f"{folder}:{os.environ['PATH']}"}):
-                junits = check.run_ctest(str(build), fixtures, str(build / "fixtures-report.xml"), gpus=["0", "1"])
-            self.assertEqual(len(junits), 3)
-            names = set(check.read_results(junits, build / "test-reports"))
-        self.assertEqual(names, {"fixture.f0.04-coalescing.T0", "fixture.f0.04-coalescing.T1",
-                                 "fixture.f0.04-coalescing.T0_1"})
+                junits, not_run = check.run_ctest(str(build), fixtures, str(build / "fixtures-report.xml"),
+                                                  gpus=["0", "1"])
+                self.assertEqual((len(junits), not_run), (5, []))
+                results = check.read_results(junits, build / "test-reports")
+                self.assertEqual({name.rsplit(".", 1)[0] for name in results},
+                                 {f"fixture.{name}.{chapter}" for name, chapter in fixtures})
+                self.assertIn("fixture.f4.11-deploy-multi-gpu.T0_1", results)
+                self.assertTrue({"fixture.f0.04-coalescing.T0", "fixture.f0.04-coalescing.T1"} & set(results))
+                junits, not_run = check.run_ctest(str(build), fixtures, str(build / "fixtures-report.xml"),
+                                                  gpus=["0", "1"], deadline=0)
+                self.assertEqual((junits, sorted(not_run)), ([], sorted(fixtures)))
 
 
 class ClassPage(unittest.TestCase):
