@@ -7,6 +7,7 @@ handling of submissions. No GPU, no build: run by the test workflow (label unit)
 """
 import contextlib
 import errno
+import fcntl
 import csv
 import importlib.machinery
 import importlib.util
@@ -791,7 +792,9 @@ class GpuMemoryWatch(unittest.TestCase):
     def test_it_reads_a_sampler_until_the_end(self):
         sampler = [sys.executable, "-c", f"print('{os.getpid()}, 300'); print('{os.getpid()}, 200')"]
         with M.GpuMemoryWatch(sampler=sampler, root_pid=os.getppid()) as watch:  # this process descends from its parent
-            time.sleep(0.5)
+            waited = time.monotonic()  # (a sampler started under load, CI's beside it, took more than 0.5 s)
+            while watch.peak_mib != 300 and time.monotonic() - waited < 30:
+                time.sleep(0.1)
         self.assertEqual(watch.peak_mib, 300)
         with M.GpuMemoryWatch(sampler=["/nonexistent/nvidia-smi"]) as missing:
             pass
@@ -1204,7 +1207,8 @@ class Totals(unittest.TestCase):
                                                         "chapters": ["06-transpose", "11-deploy-multi-gpu"]}))
             # A grading whose every case ran one by one (its batches stood in nothing) is named.
             starter_timing = json.loads((out / "starter" / "timing.json").read_text())
-            starter_timing.update(cases_run_alone=10**6, test_user="uid 5, gid 5 (its own)")
+            starter_timing.update(cases_run_alone=10**6, test_user="uid 5, gid 5 (its own)",
+                                  proc="its own: no process of another user, no file lock of the node")
             (out / "starter" / "timing.json").write_text(json.dumps(starter_timing))
             with contextlib.redirect_stdout(io.StringIO()) as printed:
                 tools["grade-class"].collect(out)
@@ -1212,8 +1216,10 @@ class Totals(unittest.TestCase):
                           "cases_run_alone): starter;", printed.getvalue())
             with open(out / "class-timing.csv") as f:
                 timing_rows = {row["student"]: row for row in csv.DictReader(f)}
-            self.assertEqual((timing_rows["starter"]["cases_run_alone"], timing_rows["starter"]["test_user"]),
-                             ("1000000", "uid 5, gid 5 (its own)"))
+            self.assertEqual((timing_rows["starter"]["cases_run_alone"], timing_rows["starter"]["test_user"],
+                              timing_rows["starter"]["proc"]),
+                             ("1000000", "uid 5, gid 5 (its own)", "its own: no process of another user, no file lock "
+                                                                   "of the node"))
             self.assertEqual(timing_rows["ref"]["cases_run_alone"], "")
             with open(out / "class.csv") as f:
                 rows = {row["student"]: row for row in csv.DictReader(f)}
@@ -2842,6 +2848,36 @@ class TestUser(CompiledSandbox, unittest.TestCase):
             for what in ("read-channel", "stat-channel", "listed"):
                 self.assertNotIn(what, done.stdout.split())
 
+    def test_a_program_sees_no_other_user_s_process_and_no_lock_of_the_node(self):
+        """/proc of its own (own_proc): a classmate's program (another test user, here a sleep), the
+        grader's processes and the node's are not in it, nor are the node's file locks (a lock
+        this test holds); the node's /proc stays as it was. Under the filter too (-s)."""
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder).resolve()
+            os.chmod(root, 0o755)
+            (root / "locked").write_text("x\n")
+            classmate = self.start_sleeping_as(61120)
+            try:
+                with open(root / "locked") as held:
+                    fcntl.lockf(held, fcntl.LOCK_SH)
+                    self.assertIn(f":{os.stat(root / 'locked').st_ino} ", pathlib.Path("/proc/locks").read_text())
+                    script = (f"test -e /proc/{classmate.pid} && echo sees-classmate; test -e /proc/{os.getpid()} && "
+                              "echo sees-grader; test -e /proc/1 && echo sees-init; test -e /proc/self/status && "
+                              "echo sees-itself; test -s /proc/locks || echo locks-empty; "
+                              "grep -q . /proc/locks && echo locks-shown; true")
+                    for options in ((), ("-s", f"learn:{root / 'log'}")):
+                        done = self.run_as(61121, script, *options, cwd=root)
+                        said = done.stdout.split()
+                        self.assertIn("sees-itself", said, done.stderr)
+                        for shown in ("sees-classmate", "sees-grader", "sees-init", "locks-shown"):
+                            self.assertNotIn(shown, said, options)
+                    self.assertTrue(pathlib.Path(f"/proc/{classmate.pid}").exists())  # the node's, unchanged
+                    self.assertNotIn("hidepid", pathlib.Path("/proc/self/mountinfo").read_text())
+            finally:
+                classmate.kill()
+                classmate.wait()
+                G.stop_every_process_of(61120, 10)
+
     def test_only_a_user_that_is_not_root(self):
         for bad in ("0:0", "0:5", "5:0", "61104", "x:y", "61104:", "-1:5", "4294967295:5"):
             done = subprocess.run([str(self.launcher), "-u", bad, "--", "true"], capture_output=True, text=True)
@@ -3054,6 +3090,8 @@ class TestUser(CompiledSandbox, unittest.TestCase):
             G.write_test_sandbox_args(ws)
             G.check_test_sandbox(ws)  # the grader's own folders: it writes them all, and leaves nothing
             self.assertEqual([p for p in ws.scratch.rglob("*") if p.is_file()], [])
+            self.assertEqual(ws.proc_note, "its own, no file lock of the node, but the processes of the grader's "
+                                           "user, whom the programs run as")  # (as root: own_proc)
             os.chown(ws.scratch / "home", 61108, 61108)
             os.chmod(ws.scratch / "home", 0o700)
             with self.assertRaises(OSError) as stopped:
@@ -3066,6 +3104,7 @@ class TestUser(CompiledSandbox, unittest.TestCase):
             for path in (ws.records, ws.scratch / "tmp", ws.scratch / "cuda-cache"):
                 os.chown(path, 61108, 61108)
             G.check_test_sandbox(ws)
+            self.assertEqual(ws.proc_note, "its own: no process of another user, no file lock of the node")
 
     def test_a_class_that_its_test_users_cannot_enter_stops_before_it_grades(self):
         # (a class under mktemp -d's 0700 ran its tests as root in scratch folders of its test users,

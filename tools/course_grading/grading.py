@@ -72,6 +72,9 @@ class Workspace:
     test_user: object = None
     # Who the test programs ran as, and why (timing.json's test_user).
     test_user_note: str = ""
+    # What the test programs' /proc shows (course-sandbox's own_proc, seen by check_test_sandbox):
+    # their own processes and no file lock where the sandbox could mount one for them, else the node's.
+    proc_note: str = ""
     # The descriptor whose lock keeps the test user this grading's alone (hold_test_user), or None,
     # and that user's number (release_test_user).
     test_user_lock: object = None
@@ -476,13 +479,21 @@ def check_test_sandbox(ws):
     options.write_text("".join(f"{line}\n" for line in ws.sandbox_args.read_text().splitlines()
                                if not line.startswith("-s ")))
     # (true, not ":": a special built-in's failed redirection ends the shell before the echo)
-    script = 'for d in "$@"; do true 2>/dev/null >"$d/.sandbox-check" || { echo "$d"; exit 1; }; done'
+    script = ('for d in "$@"; do true 2>/dev/null >"$d/.sandbox-check" || { echo "$d"; exit 1; }; done; '
+              'while read -r line; do case "$line" in *" /proc "*) last=$line;; esac; done </proc/self/mountinfo; '
+              'case "$last" in *hidepid*) echo hidepid;; esac; [ -c /proc/locks ] && echo no-locks; true')
     try:
         done = subprocess.run([str(ws.launcher), "-f", str(options), "--", "/bin/sh", "-c", script, "sh",
                                *map(str, folders)], stdin=subprocess.DEVNULL, capture_output=True, text=True,
                               timeout=60)
         failed = done.returncode != 0
         why = (done.stdout.strip() or done.stderr.strip())[-300:]
+        # (the last mount on /proc is the one the programs see: course-sandbox's, where it made one)
+        said = done.stdout.split()
+        ws.proc_note = ("the node's" if "hidepid" not in said or "no-locks" not in said
+                        else "its own: no process of another user, no file lock of the node" if ws.test_user
+                        else "its own, no file lock of the node, but the processes of the grader's user, whom the "
+                             "programs run as")
     except (OSError, subprocess.SubprocessError) as error:
         failed, why = True, str(error)
     finally:

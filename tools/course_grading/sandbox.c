@@ -51,9 +51,11 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -734,13 +736,29 @@ static int metadata_writable(const char* path) {
   return 0;
 }
 
+// Whether the mount numbered `mount` is one of those /proc/<pid>/mountinfo lists (pid 0: this
+// process's own).
+static int lists_mount(pid_t pid, int mount) {
+  char name[64], line[4096];
+  if (pid > 0) snprintf(name, sizeof name, "/proc/%d/mountinfo", (int)pid);
+  FILE* mounts = fopen(pid > 0 ? name : "/proc/self/mountinfo", "re");
+  if (!mounts) return 1;  // (unknown: taken as a mounted file system, so refused)
+  int found = 0, id;
+  while (!found && fgets(line, sizeof line, mounts))  // (a longer line's rest may match too: refused then)
+    found = sscanf(line, "%d", &id) == 1 && id == mount;
+  fclose(mounts);
+  return found;
+}
+
 // Whether the object the supervisor holds as `fd` lies in no mounted file system, so that no path
 // names it: a pipe, a socket, a memfd, an anonymous inode (the kernel's internal mounts). Its mount
-// (mnt_id in fdinfo) is none of /proc/self/mountinfo's (the command's too: one mount namespace).
+// (mnt_id in fdinfo, a number unique on the node) is none of this process's mounts and none of the
+// command's (`process`): the command has a mount namespace of its own where the supervisor could
+// give it one (own_proc), so a file it opened lies in a copy of a mount, numbered anew.
 // Such an object is the program's own (a pipe, a memfd it made, its standard output), not a file
 // another grading can name: its mode and times may change (an adversarial review, 2026-11-28:
 // fchmod of a memfd was refused and logged, a false fault).
-static int names_no_path(int fd) {
+static int names_no_path(int fd, pid_t process) {
   char name[64], line[4096];
   snprintf(name, sizeof name, "/proc/self/fdinfo/%d", fd);
   FILE* info = fopen(name, "re");
@@ -748,13 +766,8 @@ static int names_no_path(int fd) {
   while (info && fgets(line, sizeof line, info))
     if (sscanf(line, "mnt_id: %d", &mount) == 1) break;
   if (info) fclose(info);
-  FILE* mounts = mount < 0 ? NULL : fopen("/proc/self/mountinfo", "re");
-  if (!mounts) return 0;
-  int found = 0, id;
-  while (!found && fgets(line, sizeof line, mounts))  // (a longer line's rest may match too: refused then)
-    found = sscanf(line, "%d", &id) == 1 && id == mount;
-  fclose(mounts);
-  return !found;
+  if (mount < 0 || process <= 0) return 0;
+  return !lists_mount(0, mount) && !lists_mount(process, mount);
 }
 
 // fchmod and utimensat (see changes_metadata): Landlock does not cover a file's mode and times, so
@@ -829,7 +842,7 @@ static void answer_metadata_change(int listener, int enforce, const struct secco
     snprintf(link, sizeof link, "/proc/self/fd/%d", held);
     const ssize_t length = readlink(link, where, sizeof where - 1);
     where[length > 0 ? length : 0] = '\0';
-    const int private_object = names_no_path(held);
+    const int private_object = names_no_path(held, process);
     if (!metadata_writable(where) && !private_object) error = EPERM;
     // ... but for the one inode that every eventfd, epoll and timerfd descriptor of the node
     // shares (anon_inode:...): refused, as the kernel refuses a program without root's uid, and
@@ -1124,6 +1137,27 @@ static void leave_nothing_open(void) {
   }
 }
 
+// A /proc of the command's own, where this runs as root: a mount namespace of its own (a copy of
+// the node's mounts, which follows their changes: MS_SLAVE), where a new instance of proc is
+// mounted over /proc with hidepid=2, and /proc/locks reads empty. Under a test user of its own
+// (-u), a process of another user is then not there at all: another grading's test programs, the
+// grader's, the node's, with their command lines and thread names, which two gradings' programs
+// used as a channel (an adversarial review, 2026-11-28); and the node's file locks, which any
+// program can place on a file it may read, are not shown (/dev/null bound over /proc/locks: the
+// same review read a classmate's locks there at 0.5 MB/s). A proc mount has options of its own
+// since Linux 5.8 (before, a new one changed the node's /proc: called only where Landlock, 5.13,
+// is). Where the namespace or a mount cannot be had (a container without CAP_SYS_ADMIN, as a
+// Gradescope autograder), the command sees the node's /proc, as before: the grader's sandbox
+// check says which (grading.check_test_sandbox). Returns how far it got: 0 nothing, 1 the
+// namespace, 2 and the proc mount, 3 and /proc/locks empty.
+static int own_proc(void) {
+  if (geteuid() != 0 || unshare(CLONE_NEWNS) != 0) return 0;
+  if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0) return 1;  // (nothing mounted here goes out)
+  if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2") != 0) return 1;
+  if (mount("/dev/null", "/proc/locks", NULL, MS_BIND, NULL) != 0) return 2;
+  return 3;
+}
+
 // Files of the node that no test program reads and that a program running as root could (their
 // owner is its uid): hidden whatever the grader says (an adversarial review, 2026-11-28). The
 // root cause, a test program with the grader's uid, is in grading/threat-model.md.
@@ -1207,6 +1241,7 @@ int main(int argc, char** argv) {
     }
     fprintf(stderr, "course-sandbox: Landlock is not available here; student code runs unconfined\n");
   } else {
+    (void)own_proc();  // (before the rules: the read rule on /proc is then on the new instance)
     handled = kAbi1All | (abi >= 2 ? kRefer : 0) | (abi >= 3 ? kTruncate : 0) | (abi >= 5 ? kIoctlDev : 0);
     // IOCTL_DEV (ABI 5): ioctl on a device file opened here only where allowed, the GPU driver's
     // (allow_devices); a terminal, a disk or a loop device gets none.
