@@ -2871,6 +2871,8 @@ class TestUser(CompiledSandbox, unittest.TestCase):
                         self.assertIn("sees-itself", said, done.stderr)
                         for shown in ("sees-classmate", "sees-grader", "sees-init", "locks-shown"):
                             self.assertNotIn(shown, said, options)
+                    done = self.run_as(61121, script, "-p", cwd=root)  # -p: the node's (a way back)
+                    self.assertIn("sees-classmate", done.stdout.split(), done.stderr)
                     self.assertTrue(pathlib.Path(f"/proc/{classmate.pid}").exists())  # the node's, unchanged
                     self.assertNotIn("hidepid", pathlib.Path("/proc/self/mountinfo").read_text())
             finally:
@@ -3105,6 +3107,10 @@ class TestUser(CompiledSandbox, unittest.TestCase):
                 os.chown(path, 61108, 61108)
             G.check_test_sandbox(ws)
             self.assertEqual(ws.proc_note, "its own: no process of another user, no file lock of the node")
+            with mock.patch.dict(os.environ, {"COURSE_SANDBOX_NODE_PROC": "1"}):
+                G.write_test_sandbox_args(ws)
+            G.check_test_sandbox(ws)
+            self.assertEqual(ws.proc_note, "the node's")
 
     def test_a_class_that_its_test_users_cannot_enter_stops_before_it_grades(self):
         # (a class under mktemp -d's 0700 ran its tests as root in scratch folders of its test users,

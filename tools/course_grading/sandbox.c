@@ -5,7 +5,10 @@
 // given with -R or -w inside them), and may open no TCP connection (kernel 6.7 or newer). tools/grade-submission compiles it and puts it in front
 // of every test command, so that ctest itself, its reports and the build tree stay out of reach.
 //
-//   course-sandbox [-w DIR]... [-R DIR]... [-h DIR]... [-s MODE:LOG] [-u UID:GID] [-f FILE] [-r] -- COMMAND [ARGUMENT]...
+//   course-sandbox [-w DIR]... [-R DIR]... [-h DIR]... [-s MODE:LOG] [-u UID:GID] [-f FILE] [-r] [-p] -- COMMAND [ARGUMENT]...
+//
+// -p: the command sees the node's /proc; without it, where this runs as root, a /proc of its own
+// (own_proc: no process of another user, no file lock of the node).
 //
 // -u UID:GID: the command runs under that user and group (not 0), with no supplementary group, where
 // this runs as root (the GPU machines' graders): no file is its own but what the grader gave that
@@ -32,7 +35,7 @@
 // times, which Landlock does not cover, change inside the -w folders only: fchmod and utimensat
 // are made by the supervisor, on a file it holds (answer_metadata_change).
 //
-// -f FILE: more options, one per line ("-w DIR", "-R DIR", "-h DIR" or "-r"), so that a grader can change
+// -f FILE: more options, one per line ("-w DIR", "-R DIR", "-h DIR", "-r" or "-p"), so that a grader can change
 // them per submission without rebuilding the test list that names this command. -r: refuse to run (exit status 3) where Landlock is not available; without it the command
 // then runs unconfined after a warning. The same rules as tools/course_grading/sandbox.py, in C
 // so that starting a test costs a millisecond, not a Python interpreter.
@@ -93,6 +96,7 @@ static int writable_count;
 static const char* readable[kMaxPaths];
 static int readable_count;
 static int require;
+static int node_proc;  // -p: the node's /proc, not one of the command's own (own_proc)
 static const char* syscall_mode;  // "enforce" or "learn" (-s), or NULL: no filter
 static const char* syscall_log;
 static int ruleset = -1;
@@ -179,6 +183,10 @@ static int take_option(const char* flag, const char* value) {
   }
   if (strcmp(flag, "-r") == 0) {
     require = 1;
+    return 1;
+  }
+  if (strcmp(flag, "-p") == 0) {
+    node_proc = 1;
     return 1;
   }
   if (strcmp(flag, "-u") == 0 && value != NULL) {  // UID:GID, both numbers, neither 0 (root's)
@@ -1174,9 +1182,9 @@ int main(int argc, char** argv) {
       }
       ++at;
     } else if (take_option(argv[at], value)) {
-      if (strcmp(argv[at], "-r") != 0) ++at;
+      if (strcmp(argv[at], "-r") != 0 && strcmp(argv[at], "-p") != 0) ++at;
     } else {
-      fprintf(stderr, "usage: course-sandbox [-w DIR]... [-R DIR]... [-h DIR]... [-s enforce|learn:LOG] [-u UID:GID] [-f FILE] [-r] -- "
+      fprintf(stderr, "usage: course-sandbox [-w DIR]... [-R DIR]... [-h DIR]... [-s enforce|learn:LOG] [-u UID:GID] [-f FILE] [-r] [-p] -- "
                       "COMMAND [ARG]...\n");
       return 2;
     }
@@ -1241,7 +1249,7 @@ int main(int argc, char** argv) {
     }
     fprintf(stderr, "course-sandbox: Landlock is not available here; student code runs unconfined\n");
   } else {
-    (void)own_proc();  // (before the rules: the read rule on /proc is then on the new instance)
+    if (!node_proc) (void)own_proc();  // (before the rules: the read rule on /proc is then on the new instance)
     handled = kAbi1All | (abi >= 2 ? kRefer : 0) | (abi >= 3 ? kTruncate : 0) | (abi >= 5 ? kIoctlDev : 0);
     // IOCTL_DEV (ABI 5): ioctl on a device file opened here only where allowed, the GPU driver's
     // (allow_devices); a terminal, a disk or a loop device gets none.
