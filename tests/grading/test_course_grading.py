@@ -3146,14 +3146,25 @@ class TestUser(CompiledSandbox, unittest.TestCase):
             # (the warning, where grade_here calls this: "WARNING: the test programs run as the grader's user")
             with self.assertRaisesRegex(ValueError, f"uid {grade_class.AUTO_TEST_UIDS} cannot enter {root}: "):
                 grade_class.check_test_users(grade_class.AUTO_TEST_UIDS, 2, root / "out")
-            os.chmod(root, 0o755)  # and where they can enter, they are had
-            done = subprocess.run([str(COURSE / "tools" / "grade-class"), str(root / "class"), "-o", str(root / "out"),
-                                   "--chapters", "01-measuring", "--gpus", "none"],
-                                  capture_output=True, text=True, timeout=600)
+            os.chmod(root, 0o755)  # and where they can enter, they are had: the first free of the pool
+            # (another grading holds the first: an adversarial review, 2026-11-28, found a class given one
+            # user per worker graded as root beside another class, and a worker whose user was taken
+            # failing every submission it took next)
+            other = G.Workspace(pathlib.Path("/nonexistent/other"))
+            G.hold_test_user(other, grade_class.AUTO_TEST_UIDS, 0)
+            try:
+                done = subprocess.run([str(COURSE / "tools" / "grade-class"), str(root / "class"), "-o",
+                                       str(root / "out"), "--chapters", "01-measuring", "--gpus", "none"],
+                                      capture_output=True, text=True, timeout=600)
+            finally:
+                os.close(other.test_user_lock)
             self.assertEqual(done.returncode, 0, done.stderr[-2000:])
             self.assertNotIn("WARNING", done.stderr)
-            said = json.loads((root / "out" / "ref-1" / "timing.json").read_text())["test_user"]
-            self.assertEqual(said, f"uid {grade_class.AUTO_TEST_UIDS}, gid {grade_class.AUTO_TEST_UIDS} (its own)")
+            for student in ("ref-1", "starter-1"):
+                said = json.loads((root / "out" / student / "timing.json").read_text())["test_user"]
+                self.assertRegex(said, r"^uid (\d+), gid \1 \(its own\)$")
+                self.assertNotEqual(said, f"uid {grade_class.AUTO_TEST_UIDS}, gid {grade_class.AUTO_TEST_UIDS} "
+                                          "(its own)")
 
 
 class SandboxReview(CompiledSandbox, unittest.TestCase):
