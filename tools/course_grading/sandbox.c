@@ -578,9 +578,14 @@ static void remember(char** list, const char* path) {
 // Logs `path` (resolved, see seen_path) where Landlock refuses to write it: under /proc, or under
 // /dev but for the devices the command may write (`opening`: an open; 0: a folder changed, which
 // no device allows), and not inside a -w folder.
+static int own_proc_made;  // (own_proc's result: 3 where /proc/locks is /dev/null for the command)
+
 static void note_refused_write(const char* path, int opening) {
   const int in_devices = inside(path, "/dev") || inside(path, COURSE_SANDBOX_DEVICES);
   if (!inside(path, "/proc") && !(in_devices && !(opening && device_writable(path)))) return;
+  // In the command's own /proc (own_proc) /proc/locks is /dev/null, which it may write: no refusal
+  // (an adversarial review, 2026-11-28: the log named one, a false fault in the report).
+  if (own_proc_made == 3 && strcmp(path, "/proc/locks") == 0) return;
   if (drivers_own_refused_write(path)) return;
   for (int i = 0; i < writable_count; ++i)
     if (inside(path, writable[i])) return;
@@ -844,6 +849,13 @@ static void answer_metadata_change(int listener, int enforce, const struct secco
         if (held < 0) error = errno;
       }
     }
+  }
+  // The thread still waits in its call, so its id named this process when process_of read it (a
+  // thread that died meanwhile could have had its id given to another process: an adversarial
+  // review, 2026-11-28). Otherwise nothing is done, and nobody waits for an answer.
+  if (held >= 0 && ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &request->id) != 0) {
+    close(held);
+    return;
   }
   if (held >= 0) {  // where the held object lies, as the kernel says
     char link[64];
@@ -1217,8 +1229,9 @@ int main(int argc, char** argv) {
     if (child > 0) {
       close(told[1]);
       close(go[0]);
-      int number = -1, listener = -1;
-      if (read(told[0], &number, sizeof number) == (ssize_t)sizeof number) listener = take_descriptor(child, number);
+      int said[2] = {-1, 0}, listener = -1;  // the listener's number, and own_proc's result (what /proc it sees)
+      if (read(told[0], said, sizeof said) == (ssize_t)sizeof said) listener = take_descriptor(child, said[0]);
+      own_proc_made = said[1];
       close(told[0]);
       const char ok = listener >= 0 ? 'y' : 'n';
       if (write(go[1], &ok, 1) != 1) listener = -1;
@@ -1249,7 +1262,7 @@ int main(int argc, char** argv) {
     }
     fprintf(stderr, "course-sandbox: Landlock is not available here; student code runs unconfined\n");
   } else {
-    if (!node_proc) (void)own_proc();  // (before the rules: the read rule on /proc is then on the new instance)
+    if (!node_proc) own_proc_made = own_proc();  // (before the rules: the read rule on /proc is then on the new instance)
     handled = kAbi1All | (abi >= 2 ? kRefer : 0) | (abi >= 3 ? kTruncate : 0) | (abi >= 5 ? kIoctlDev : 0);
     // IOCTL_DEV (ABI 5): ioctl on a device file opened here only where allowed, the GPU driver's
     // (allow_devices); a terminal, a disk or a loop device gets none.
@@ -1295,7 +1308,8 @@ int main(int argc, char** argv) {
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("prctl(PR_SET_NO_NEW_PRIVS)");
     const int listener = install_filter();
     char ok = 'n';
-    if (write(told[1], &listener, sizeof listener) != (ssize_t)sizeof listener || read(go[0], &ok, 1) != 1 ||
+    const int said[2] = {listener, own_proc_made};
+    if (write(told[1], said, sizeof said) != (ssize_t)sizeof said || read(go[0], &ok, 1) != 1 ||
         ok != 'y') {
       fprintf(stderr, "course-sandbox: the supervisor could not take the filter's listener\n");
       return 3;
