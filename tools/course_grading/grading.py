@@ -456,8 +456,10 @@ def write_test_sandbox_args(ws, turn_files=()):
     write the scratch folder, read the files `turn_files` (a class's GPU turn: the programs open
     them read-only and flock them, course/gpu_turn.h; writable, they would let two gradings'
     programs pass data through them), nothing of what is hidden."""
+    # The test users' locks hidden too: a program as root (a grading without a test user) flocked
+    # one and stalled a class that had them (an adversarial review, 2026-11-28).
     lines = ["-r", f"-R {ws.course}", f"-w {ws.scratch}", *[f"-R {t}" for t in turn_files],
-             *[f"-h {h}" for h in ws.hidden]]
+             *[f"-h {h}" for h in ws.hidden], f"-h {_test_user_locks()}"]
     if ws.test_user:
         lines.append(f"-u {ws.test_user[0]}:{ws.test_user[1]}")
     if os.environ.get("COURSE_SANDBOX_NODE_PROC") == "1":  # (a way back, should a driver need the node's /proc)
