@@ -98,9 +98,11 @@ def first_problem_line(output):
     return ""
 
 
-def verdicts(fixtures, results, diagnose=False):
+def verdicts(fixtures, results, diagnose=False, gpu_run=False):
     """[(fixture, class, expected, got, verdict, message, problems)] for each fixture (with
-    `diagnose`, its diagnosis lines checked too)."""
+    `diagnose`, its diagnosis lines checked too). With `gpu_run` (--gpus), a test that skipped is a
+    mismatch: on the GPUs it was given, every test of a fixture runs (a fixture whose tests all
+    skipped counted as passing: an adversarial review, 2026-11-28)."""
     rows = []
     for (name, chapter), fixture in fixtures.items():
         prefix = f"fixture.{name}.{chapter}."
@@ -109,6 +111,8 @@ def verdicts(fixtures, results, diagnose=False):
         if not mine:
             problems.append("no test of this fixture ran (is the build configured with -DCOURSE_FIXTURES=ON?)")
         for test, (outcome, output) in sorted(mine.items()):
+            if gpu_run and outcome == "skipped":
+                problems.append(f"{test} skipped on a GPU run: {output.strip().splitlines()[-1][:200] if output.strip() else ''}")
             expectation = next(((p, t) for p, t in fixture["expect"] if p.search(test)), None)
             if outcome == "failed":
                 got.append(test)
@@ -278,6 +282,13 @@ def main():
     if args.gpus and not gpus:
         print(f"check-fixtures: --gpus {args.gpus}: no GPU", file=sys.stderr)
         return 2
+    # A device that is not there makes CUDA see none: its queue would skip every GPU test, and take
+    # most fixtures, being the fastest (an adversarial review, 2026-11-28).
+    unknown = sorted(set(gpus or []) - set(gpu_list("all"))) if gpus else []
+    if unknown:
+        print(f"check-fixtures: --gpus {args.gpus}: no GPU {', '.join(unknown)} here (nvidia-smi lists "
+              f"{', '.join(gpu_list('all')) or 'none'})", file=sys.stderr)
+        return 2
     chapters = set(args.chapters.split(",")) if args.chapters else None
     wanted = set(args.fixtures.split(",")) if args.fixtures else None
     fixtures = {key: f for key, f in read_fixtures().items()
@@ -306,7 +317,7 @@ def main():
             junits, not_run = run_ctest(build, fixtures, str(pathlib.Path(build) / "fixtures-report.xml"), seed,
                                         args.diagnose, gpus, deadline)
         rows = verdicts({key: f for key, f in fixtures.items() if key not in not_run},
-                        read_results(junits, R.report_dir(build)), args.diagnose)
+                        read_results(junits, R.report_dir(build)), args.diagnose, gpu_run=bool(gpus))
         if args.seeds > 1:
             bad = sum(1 for row in rows if row[4] == "MISMATCH")
             print(f"check-fixtures: seed {seed} (run {run + 1}/{args.seeds}): {bad} of {len(rows)} mismatched")

@@ -266,6 +266,20 @@ class CheckFixtures(unittest.TestCase):
                 junits, not_run = check.run_ctest(str(build), fixtures, str(build / "fixtures-report.xml"),
                                                   gpus=["0", "1"], deadline=0)
                 self.assertEqual((junits, sorted(not_run)), ([], sorted(fixtures)))
+        # On a GPU run a skipped test is a mismatch (a device that is not there skipped every GPU test,
+        # and a fixture whose tests all skipped passed: an adversarial review, 2026-11-28).
+        legitimate = {("legit", "04-coalescing"): {"chapter": "04-coalescing", "name": "legit", "class": "legitimate",
+                                                   "about": "", "may": [], "expect": [], "diagnosis": []}}
+        skipped = {"fixture.legit.04-coalescing.AdvanceSoA.Matches": ("skipped", "[  SKIPPED ] no CUDA device\n")}
+        self.assertEqual(check.verdicts(legitimate, skipped)[0][4], "ok")  # (without a GPU, as CI)
+        (row,) = check.verdicts(legitimate, skipped, gpu_run=True)
+        self.assertEqual((row[4], row[6]), ("MISMATCH", ["AdvanceSoA.Matches skipped on a GPU run: [  SKIPPED ] no "
+                                                         "CUDA device"]))
+        with mock.patch.object(check, "gpu_list", lambda spec: ["0", "1"] if spec == "all" else spec.split(",")), \
+                mock.patch.object(sys, "argv", ["check-fixtures.py", "--gpus", "0,5"]), \
+                contextlib.redirect_stderr(io.StringIO()) as said:
+            self.assertEqual(check.main(), 2)
+        self.assertIn("no GPU 5 here (nvidia-smi lists 0, 1)", said.getvalue())
 
 
 class ClassPage(unittest.TestCase):
