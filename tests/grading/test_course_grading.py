@@ -1845,6 +1845,14 @@ class Sandbox(CompiledSandbox, unittest.TestCase):
             for end in ("", ".gate", ".queue", ".context"):
                 self.assertIn(f"-R {turn}{end}", options)
             self.assertFalse([o for o in options if o.startswith("-w ") and str(lock_dir) in o], options)
+            # The test users' locks (a program as root flocked one and stalled another class: an
+            # adversarial review, 2026-11-28) are hidden.
+            self.assertIn(f"-h {G._test_user_locks()}", options)
+            G._test_user_locks().mkdir(mode=0o700, exist_ok=True)
+            peek = subprocess.run([str(self.launcher), "-f", str(ws.sandbox_args), "--", "/bin/sh", "-c",
+                                   f"ls {G._test_user_locks()} && echo listed; true"], capture_output=True, text=True,
+                                  timeout=60)
+            self.assertNotIn("listed", peek.stdout.split(), peek.stderr)
             script = (
                 "import fcntl, sys\n"
                 "path = sys.argv[1]\n"
@@ -2114,6 +2122,21 @@ int main(int argc, char** argv) {
   return 0;
 }
 """
+
+    @unittest.skipUnless(os.geteuid() == 0, "a /proc of the program's own is made where the sandbox runs as root")
+    def test_the_own_proc_s_locks_file_is_no_refused_write(self):
+        """Found by an adversarial review (2026-11-28): in the program's own /proc, /proc/locks is
+        /dev/null, which it may write, and the log named that write refused (a false fault)."""
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder).resolve()
+            log = root / "calls.log"
+            done = subprocess.run([str(self.launcher), "-w", str(root), "-s", f"learn:{log}", "--", "/bin/sh", "-c",
+                                   "echo x > /proc/locks && echo wrote; echo x > /proc/version || echo refused"],
+                                  capture_output=True, text=True, timeout=60)
+            self.assertEqual(done.stdout.split(), ["wrote", "refused"], done.stderr)
+            lines = log.read_text().splitlines() if log.exists() else []
+            self.assertFalse([line for line in lines if line.split(" ")[1:2] == ["/proc/locks"]], lines)
+            self.assertTrue([line for line in lines if line.startswith("refused-write /proc/version")], lines)
 
     def test_refused_writes_are_logged_under_every_spelling(self):
         """Found by an adversarial review (2026-11-28): //dev/..., /dev/../dev/..., a name relative to a
@@ -3152,6 +3175,7 @@ class TestUser(CompiledSandbox, unittest.TestCase):
             # failing every submission it took next)
             other = G.Workspace(pathlib.Path("/nonexistent/other"))
             G.hold_test_user(other, grade_class.AUTO_TEST_UIDS, 0)
+            os.chmod(root / "class", 0o750)  # (open to others, the class says so: a WARNING)
             try:
                 done = subprocess.run([str(COURSE / "tools" / "grade-class"), str(root / "class"), "-o",
                                        str(root / "out"), "--chapters", "01-measuring", "--gpus", "none"],
@@ -3161,6 +3185,7 @@ class TestUser(CompiledSandbox, unittest.TestCase):
             self.assertEqual(done.returncode, 0, done.stderr[-2000:])
             self.assertNotIn("WARNING", done.stderr)
             for student in ("ref-1", "starter-1"):
+                self.assertEqual(os.stat(root / "out" / student).st_mode & 0o777, 0o750)  # no other user reads them
                 said = json.loads((root / "out" / student / "timing.json").read_text())["test_user"]
                 self.assertRegex(said, r"^uid (\d+), gid \1 \(its own\)$")
                 self.assertNotEqual(said, f"uid {grade_class.AUTO_TEST_UIDS}, gid {grade_class.AUTO_TEST_UIDS} "
