@@ -3202,6 +3202,58 @@ class SandboxReview(CompiledSandbox, unittest.TestCase):
         subprocess.run(["cc", "-O1", "-o", str(root / "probe"), str(root / "probe.c")], check=True)
         return root / "probe"
 
+    def test_no_process_of_the_node_is_found_or_read_by_its_pid(self):
+        """Found by an adversarial review (2026-11-28): sched_getaffinity (and sched_getparam,
+        sched_getscheduler, get_robust_list) on every pid listed the node's processes, and read a
+        classmate's CPU affinity, set on itself, as a channel. They run on the program's own
+        process and threads only; any other pid is a process that is not there (ESRCH), logged."""
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder).resolve()
+            probe = self.probe(root, r"""
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+static volatile pid_t tid;
+static void* thread(void* unused) { (void)unused; tid = (pid_t)syscall(SYS_gettid); for (;;) pause(); }
+static void ask(const char* what, pid_t pid) {
+  cpu_set_t set;
+  struct sched_param param;
+  void* head; size_t length;
+  const int a = sched_getaffinity(pid, sizeof set, &set) == 0 ? 0 : errno;
+  const int b = sched_getparam(pid, &param) == 0 ? 0 : errno;
+  const int c = sched_getscheduler(pid) >= 0 ? 0 : errno;
+  const int d = syscall(SYS_get_robust_list, pid, &head, &length) == 0 ? 0 : errno;
+  printf("%s %d %d %d %d\n", what, a, b, c, d);
+}
+int main(int argc, char** argv) {
+  pthread_t t;
+  pthread_create(&t, NULL, thread, NULL);
+  while (!tid) sched_yield();
+  ask("zero", 0); ask("self", getpid()); ask("thread", tid);
+  ask("outside", (pid_t)atoi(argv[1])); ask("init", 1);
+  return 0;
+}
+""")
+            subprocess.run(["cc", "-O1", "-pthread", "-o", str(probe), str(root / "probe.c")], check=True)
+            log = root / "calls.log"
+            done = subprocess.run([str(self.launcher), "-w", str(root), "-s", f"enforce:{log}", "--", str(probe),
+                                   str(os.getpid())], capture_output=True, text=True, timeout=60)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            said = {line.split()[0]: line.split()[1:] for line in done.stdout.splitlines()}
+            for own in ("zero", "self", "thread"):
+                self.assertEqual(said[own], ["0", "0", "0", "0"], (own, done.stdout))
+            for other in ("outside", "init"):
+                self.assertEqual(said[other], [str(errno.ESRCH)] * 4, (other, done.stdout))
+            logged = {int(line.split()[0]): int(line.split()[1]) for line in log.read_text().splitlines()
+                      if line.split()[0].isdigit()}
+            # (x86-64: sched_getaffinity 204, sched_getparam 143, sched_getscheduler 145, get_robust_list 274)
+            self.assertEqual({nr: logged.get(nr) for nr in (204, 143, 145, 274)}, {204: 2, 143: 2, 145: 2, 274: 2})
+
     def test_a_link_on_the_way_to_a_hidden_folder_does_not_open_it(self):
         """A symbolic link to the hidden folder, or a hard link to a hidden file, in a folder on the
         way to the hidden one (anyone can plant one in /tmp) put the read rule on what it leads to:

@@ -222,8 +222,7 @@ static const int kAllowed[] = {
     SYS_open, SYS_openat, SYS_close, SYS_close_range, SYS_fstat, SYS_stat, SYS_lstat, SYS_newfstatat, SYS_statx,
     SYS_statfs, SYS_fstatfs, SYS_lseek, SYS_mmap, SYS_munmap, SYS_mprotect, SYS_mremap, SYS_madvise, SYS_brk,
     SYS_msync, SYS_mlock, SYS_munlock, SYS_mincore, SYS_ioctl, SYS_poll, SYS_ppoll, SYS_select, SYS_pselect6,
-    SYS_futex, SYS_set_robust_list, SYS_get_robust_list, SYS_rseq, SYS_sched_yield, SYS_sched_getaffinity,
-    SYS_sched_getparam, SYS_sched_getscheduler, SYS_sched_get_priority_max,
+    SYS_futex, SYS_set_robust_list, SYS_rseq, SYS_sched_yield, SYS_sched_get_priority_max,
     SYS_sched_get_priority_min, SYS_getpid, SYS_gettid, SYS_getppid, SYS_getpgrp, SYS_getuid, SYS_geteuid,
     SYS_getgid, SYS_getegid, SYS_getresuid, SYS_getresgid, SYS_getgroups, SYS_uname, SYS_readlink,
     SYS_readlinkat, SYS_access, SYS_faccessat, SYS_faccessat2, SYS_getcwd, SYS_getdents64, SYS_fcntl, SYS_dup,
@@ -355,6 +354,19 @@ static int install_filter(void) {
   add(program, &n, (struct sock_filter)LOAD(nr));
   add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_prlimit64, 1, 0));
   add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_sched_setaffinity, 0, 4));
+  add(program, &n, (struct sock_filter)LOAD_ARG0_LOW);
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, self, 0, 1));
+  add(program, &n, (struct sock_filter)RETURN(SECCOMP_RET_ALLOW));
+  // sched_getaffinity, sched_getparam, sched_getscheduler and get_robust_list on this process (pid 0
+  // or its own); on any other pid, to the supervisor (answer_process_query), which lets a thread of
+  // the program's own through: on every pid of the node they listed the node's processes, and read
+  // another program's CPU affinity, set on itself, as a channel (an adversarial review, 2026-11-28).
+  add(program, &n, (struct sock_filter)LOAD(nr));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_sched_getaffinity, 3, 0));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_sched_getparam, 2, 0));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_sched_getscheduler, 1, 0));
+  add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_get_robust_list, 0, 4));
   add(program, &n, (struct sock_filter)LOAD_ARG0_LOW);
   add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0));
   add(program, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, self, 0, 1));
@@ -1034,6 +1046,33 @@ static int answer_socket(int listener, pid_t program, int enforce, struct seccom
 
 // The supervisor: answers the filter's notifications until the command's last thread is gone,
 // then ends as the command ended (the same exit status, or the same signal).
+// A call that reads another process's scheduling (sched_getaffinity, sched_getparam,
+// sched_getscheduler) or robust futex list by its pid, where the pid is not 0 or the program's own
+// (the filter lets those through).
+static int asks_about_a_process(int nr) {
+  return nr == SYS_sched_getaffinity || nr == SYS_sched_getparam || nr == SYS_sched_getscheduler ||
+         nr == SYS_get_robust_list;
+}
+
+// Such a call runs where the pid is a thread of the calling program's own (pthread_getaffinity_np
+// names a thread so), checked while the calling thread still waits in it; on any other it is
+// answered as for a process that is not there (ESRCH) with enforce, let run with learn, and
+// counted among the calls outside the list either way. Returns whether it was counted.
+static int answer_process_query(int listener, int enforce, const struct seccomp_notif* request,
+                                struct seccomp_notif_resp* response) {
+  const pid_t asked = (pid_t)request->data.args[0];
+  const pid_t own = process_of((pid_t)request->pid);
+  const int allowed = asked > 0 && own > 0 && process_of(asked) == own &&
+                      ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &request->id) == 0;
+  if (allowed || !enforce) {
+    response->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+  } else {
+    response->error = -ESRCH;
+  }
+  ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, response);
+  return !allowed;
+}
+
 static int supervise(pid_t child, int listener, const char* command) {
   const int log = open(syscall_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   enum { kCalls = 1024 };
@@ -1071,6 +1110,10 @@ static int supervise(pid_t child, int listener, const char* command) {
       }
       if (nr == SYS_bind || nr == SYS_connect) {
         if (answer_socket(listener, child, enforce, request, response)) ++calls[nr];  // (it answers)
+        continue;
+      }
+      if (asks_about_a_process(nr)) {
+        if (answer_process_query(listener, enforce, request, response)) ++calls[nr];  // (it answers)
         continue;
       }
       // The command's own execve, the first one, runs; every later one is judged like any call.
