@@ -3254,6 +3254,52 @@ int main(int argc, char** argv) {
             # (x86-64: sched_getaffinity 204, sched_getparam 143, sched_getscheduler 145, get_robust_list 274)
             self.assertEqual({nr: logged.get(nr) for nr in (204, 143, 145, 274)}, {204: 2, 143: 2, 145: 2, 274: 2})
 
+    def test_record_locks_on_its_own_files_only(self):
+        """Found by an adversarial review (2026-11-28): a lock placed with F_OFD_SETLK on a file two
+        gradings may read, at a chosen range, was read by the other with F_OFD_GETLK (a channel,
+        /proc/locks hidden or not). fcntl's record locks run on the program's own files (its -w
+        folders, a memfd) only; elsewhere they are refused and logged."""
+        with tempfile.TemporaryDirectory() as folder:
+            root = pathlib.Path(folder).resolve()
+            (root / "scratch").mkdir()
+            (root / "scratch" / "mine").write_text("x\n")
+            (root / "shared").write_text("x\n")
+            probe = self.probe(root, r"""
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
+static void try(const char* what, int fd) {
+  struct flock lock = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 4242, .l_len = 7};
+  const int set = fcntl(fd, F_OFD_SETLK, &lock) == 0 ? 0 : errno;
+  struct flock asked = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+  const int get = fcntl(fd, F_GETLK, &asked) == 0 ? 0 : errno;
+  struct flock posix = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_len = 1};
+  const int setw = fcntl(fd, F_SETLKW, &posix) == 0 ? 0 : errno;
+  printf("%s %d %d %d %d\n", what, set, get, setw, fcntl(fd, F_GETFD) >= 0 ? 0 : errno);
+}
+int main(int argc, char** argv) {
+  try("own", open(argv[1], O_RDONLY));
+  try("shared", open(argv[2], O_RDONLY));
+  int memory = memfd_create("m", 0);
+  if (write(memory, "x", 1) != 1) return 1;
+  try("memfd", memory);
+  return 0;
+}
+""")
+            log = root / "calls.log"
+            done = subprocess.run([str(self.launcher), "-w", str(root / "scratch"), "-s", f"enforce:{log}", "--",
+                                   str(probe), str(root / "scratch" / "mine"), str(root / "shared")],
+                                  capture_output=True, text=True, timeout=60)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            said = {line.split()[0]: line.split()[1:] for line in done.stdout.splitlines()}
+            self.assertEqual(said["own"], ["0", "0", "0", "0"], done.stdout)
+            self.assertEqual(said["memfd"], ["0", "0", "0", "0"], done.stdout)
+            self.assertEqual(said["shared"], [str(errno.EPERM)] * 3 + ["0"], done.stdout)  # (F_GETFD still runs)
+            self.assertIn(f"72 3 {probe}", log.read_text())  # fcntl (72 on x86-64): three refused
+
     def test_a_link_on_the_way_to_a_hidden_folder_does_not_open_it(self):
         """A symbolic link to the hidden folder, or a hard link to a hidden file, in a folder on the
         way to the hidden one (anyone can plant one in /tmp) put the read rule on what it leads to:
