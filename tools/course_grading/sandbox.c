@@ -1067,6 +1067,18 @@ static int answer_socket(int listener, pid_t program, int enforce, struct seccom
 
 // The supervisor: answers the filter's notifications until the command's last thread is gone,
 // then ends as the command ended (the same exit status, or the same signal).
+// Answers a call checked here: let run where `allowed` (or with learn), else refused with `error`.
+// Returns whether it was refused (counted among the calls outside the list).
+static int answer_checked(int listener, int enforce, struct seccomp_notif_resp* response, int allowed, int error) {
+  if (allowed || !enforce) {
+    response->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+  } else {
+    response->error = -error;
+  }
+  ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, response);
+  return !allowed;
+}
+
 // A call that reads another process's scheduling (sched_getaffinity, sched_getparam,
 // sched_getscheduler) or robust futex list, or sets its CPUs (sched_setaffinity: a thread of its
 // own, pthread_setaffinity_np, OpenMP's thread binding, was refused), by its pid, where the pid is
@@ -1087,13 +1099,7 @@ static int answer_process_query(int listener, int enforce, const struct seccomp_
   // (a negative pid names no process: the kernel's EINVAL, as without the sandbox)
   const int allowed = asked < 0 || (asked > 0 && own > 0 && process_of(asked) == own &&
                                     ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &request->id) == 0);
-  if (allowed || !enforce) {
-    response->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-  } else {
-    response->error = -ESRCH;
-  }
-  ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, response);
-  return !allowed;
+  return answer_checked(listener, enforce, response, allowed, ESRCH);
 }
 
 // fcntl's record locks (F_GETLK, F_SETLK, F_SETLKW, F_OFD_*), sent here by the filter (its other
@@ -1129,13 +1135,7 @@ static int answer_record_lock(int listener, int enforce, const struct seccomp_no
     close(held);
     allowed = allowed && ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &request->id) == 0;
   }
-  if (allowed || !enforce) {
-    response->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-  } else {
-    response->error = -EPERM;
-  }
-  ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, response);
-  return !allowed;
+  return answer_checked(listener, enforce, response, allowed, EPERM);
 }
 
 static int supervise(pid_t child, int listener, const char* command) {
